@@ -1,0 +1,3 @@
+from compass_hooks.cli import main
+
+main()

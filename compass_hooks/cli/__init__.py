@@ -1,0 +1,65 @@
+"""The ``compass-hook`` command line.
+
+Commands live in ``compass_hooks/cli/cmd_*.py``; each module defines
+``register(cli)`` and is discovered here, so feature work never edits this file.
+Core errors (:class:`~compass_hooks.errors.CompassError`) become one-line click
+errors here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import sys
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import CompassError
+
+
+class CompassGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CompassError as exc:
+            raise click.ClickException(str(exc)) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as exc:  # never a traceback at the edge; the log has it
+            from ..logs import get_logger
+
+            get_logger("cli").exception("unexpected error")
+            raise click.ClickException(f"internal error: {type(exc).__name__}: {exc} (details in the cli log)") from None
+
+
+@click.group(cls=CompassGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="compass-hook")
+def cli() -> None:
+    """compass-hooks: local memory and drift guard for coding agents.
+
+    Runs hooks for Claude Code, an MCP server for other editors, and these
+    commands. Nothing leaves this machine; no LLM is called.
+    """
+
+
+def echo_json(data: Any) -> None:
+    """The one way commands print JSON."""
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def _discover() -> None:
+    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if mod.name.startswith("cmd_"):
+            importlib.import_module(f"{__name__}.{mod.name}").register(cli)
+
+
+_discover()
+
+
+def main() -> None:
+    cli(prog_name="compass-hook")

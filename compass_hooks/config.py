@@ -1,0 +1,152 @@
+"""Configuration: defaults < ``config.toml`` in the data dir < ``COMPASS_*`` env vars.
+
+Stdlib only (the hook client reads it). Sections are flat dicts; unknown keys
+in the file are rejected with the key named, so typos do not silently do nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+try:  # Python 3.11+
+    import tomllib as _toml
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as _toml  # type: ignore[no-redef]
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "model": {
+        "name": "minilm",  # default embedding model (folder name under the models dir)
+        "int8": False,  # use model_int8.onnx when the export has one
+        "threads": 1,  # onnxruntime intra-op threads; 1 leaves a core for numpy/BLAS
+        "batch_size": 32,
+    },
+    "worker": {
+        "idle_timeout_s": 1800.0,  # worker exits after this long without a request
+        "start_timeout_s": 60.0,  # `worker start` waits this long for readiness
+        "request_timeout_s": 5.0,
+    },
+    "hooks": {
+        "budget_chars": 4000,  # total injected text per hook call (Claude Code caps at 10,000)
+        "cold_start_s": 3.0,  # first prompt waits this long for a cold worker, then fails open
+        "connect_timeout_s": 0.5,
+        "request_timeout_s": 2.5,
+        "failures_before_notice": 3,
+        "max_stdin_bytes": 2_000_000,
+        "pretooluse": "ask",  # ask | deny | off for destructive Bash commands
+        "enabled": True,
+    },
+    "drift": {
+        "packs": ["default"],
+        "top_k": 3,
+        "threshold": None,  # None: the calibrated default shipped with the packs
+    },
+    "memory": {
+        "enabled": True,
+        "recall_k": 3,
+        "min_score": None,  # None: the documented default relevance floor
+        "exclude_recent_turns": 3,
+        "opt_out_projects": [],
+    },
+    "mcp": {
+        "http_host": "127.0.0.1",
+        "http_port": 8765,
+    },
+}
+
+# env var -> (section, key, type)
+ENV_OVERRIDES: dict[str, tuple[str, str, type]] = {
+    "COMPASS_MODEL": ("model", "name", str),
+    "COMPASS_INT8": ("model", "int8", bool),
+    "COMPASS_THREADS": ("model", "threads", int),
+    "COMPASS_IDLE_TIMEOUT": ("worker", "idle_timeout_s", float),
+    "COMPASS_START_TIMEOUT": ("worker", "start_timeout_s", float),
+    "COMPASS_BUDGET_CHARS": ("hooks", "budget_chars", int),
+    "COMPASS_COLD_START": ("hooks", "cold_start_s", float),
+    "COMPASS_CONNECT_TIMEOUT": ("hooks", "connect_timeout_s", float),
+    "COMPASS_REQUEST_TIMEOUT": ("hooks", "request_timeout_s", float),
+    "COMPASS_PRETOOLUSE": ("hooks", "pretooluse", str),
+}
+
+
+def _coerce(value: str, typ: type, name: str) -> Any:
+    try:
+        if typ is bool:
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(value)
+        return typ(value)
+    except ValueError:
+        raise ConfigError(f"{name}={value!r} is not a valid {typ.__name__}") from None
+
+
+@dataclass
+class Config:
+    data: dict[str, dict[str, Any]] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
+    source: Path | None = None
+
+    def get(self, section: str, key: str) -> Any:
+        return self.data[section][key]
+
+    def section(self, name: str) -> dict[str, Any]:
+        return self.data[name]
+
+
+def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
+    """Load the config. A missing file is fine; a malformed one raises ConfigError."""
+    if path is None:
+        from .paths import get_paths
+
+        path = get_paths().config
+    env = os.environ if env is None else env
+    cfg = Config(source=path if path.exists() else None)
+    if path.exists():
+        try:
+            parsed = _toml.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config {path}: {exc}", "fix or delete the file") from None
+        for section, values in parsed.items():
+            if section not in DEFAULTS or not isinstance(values, dict):
+                raise ConfigError(f"{path}: unknown section [{section}]", f"known: {', '.join(DEFAULTS)}")
+            for key, value in values.items():
+                if key not in DEFAULTS[section]:
+                    raise ConfigError(f"{path}: unknown key {section}.{key}")
+                cfg.data[section][key] = value
+    for name, (section, key, typ) in ENV_OVERRIDES.items():
+        if name in env:
+            cfg.data[section][key] = _coerce(env[name], typ, name)
+    return cfg
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise ConfigError(f"cannot write {value!r} to TOML")
+
+
+def save_config(cfg: Config, path: Path) -> None:
+    """Write only the values that differ from the defaults (atomic replace)."""
+    lines: list[str] = []
+    for section, values in cfg.data.items():
+        changed = {k: v for k, v in values.items() if v != DEFAULTS[section][k] and v is not None}
+        if changed:
+            lines.append(f"[{section}]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in changed.items())
+            lines.append("")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines), encoding="utf-8")
+    os.replace(tmp, path)

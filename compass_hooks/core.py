@@ -1,0 +1,59 @@
+"""The core: one object holding the config, the embedder and the store, shared by
+every op. The worker builds one per process; the in-process service (tests,
+``COMPASS_NO_WORKER=1``) builds one per command."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .config import Config, load_config
+from .paths import Paths, get_paths
+
+
+class Core:
+    def __init__(self, paths: Paths | None = None, config: Config | None = None, embedder: Any = None):
+        self.paths = (paths or get_paths()).ensure()
+        self.config = config or load_config(self.paths.config)
+        self._embedder = embedder
+        self._store = None
+        self._lock = threading.RLock()
+        # Per-feature caches (anchor matrices, vector index, ...), keyed by feature name.
+        self.state: dict[str, Any] = {}
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            with self._lock:
+                if self._embedder is None:
+                    from .embedding import get_embedder
+
+                    self._embedder = get_embedder(config=self.config)
+        return self._embedder
+
+    @property
+    def store(self):
+        if self._store is None:
+            with self._lock:
+                if self._store is None:
+                    from .memory.store import Store
+
+                    self._store = Store(self.paths.db)
+        return self._store
+
+    def feature(self, name: str, factory):
+        """Lazily build and cache per-feature state (thread-safe)."""
+        if name not in self.state:
+            with self._lock:
+                if name not in self.state:
+                    self.state[name] = factory(self)
+        return self.state[name]
+
+    def call(self, op_name: str, args: dict | None = None) -> dict:
+        from . import ops
+
+        return ops.call(self, op_name, args)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()

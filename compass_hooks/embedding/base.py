@@ -1,0 +1,18 @@
+"""The embedder Protocol every backend implements."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of shape (len(texts), dim)."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> "np.ndarray": ...

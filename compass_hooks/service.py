@@ -1,0 +1,33 @@
+"""How commands reach the core: through the warm worker, or in process.
+
+``get_service()`` returns an object with ``call(op, **args) -> dict``. The worker
+is used unless ``COMPASS_NO_WORKER=1`` (tests, debugging) or ``local=True``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+class LocalService:
+    def __init__(self, core: Any = None):
+        from .core import Core
+
+        self.core = core or Core()
+
+    def call(self, op: str, **args: Any) -> dict:
+        return self.core.call(op, args)
+
+    def close(self) -> None:
+        self.core.close()
+
+
+def get_service(local: bool | None = None):
+    if local is None:
+        local = os.environ.get("COMPASS_NO_WORKER", "") not in ("", "0")
+    if local:
+        return LocalService()
+    from .worker.client import WorkerService
+
+    return WorkerService()
