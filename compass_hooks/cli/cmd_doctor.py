@@ -1,0 +1,130 @@
+"""``compass-hook doctor``: versions, paths, models and worker status in one place.
+
+A diagnosis, not a gate: it exits 0 even when something is not ready and says
+what to do instead. Nothing here may raise: every probe is wrapped.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+import click
+
+from . import echo_json
+
+
+def _worker_status() -> dict[str, Any]:
+    try:
+        try:
+            spec = importlib.util.find_spec("compass_hooks.worker.client")
+        except ModuleNotFoundError:  # the compass_hooks.worker package itself is absent
+            spec = None
+        if spec is None:
+            return {"running": False, "detail": "worker module not installed"}
+        client = importlib.import_module("compass_hooks.worker.client")
+        status = client.worker_status()
+        return dict(status) if isinstance(status, dict) else {"running": False, "detail": repr(status)}
+    except Exception as exc:  # the worker is another component: report, never crash
+        return {"running": False, "detail": f"status check failed: {type(exc).__name__}: {exc}"}
+
+
+def _default_model(name: str) -> dict[str, Any]:
+    if name == "fake" or name.startswith("fake:"):
+        return {"name": name, "ready": True, "detail": "deterministic test embedder (not for real use)"}
+    try:
+        from ..embedding.manifest import find_model
+
+        m = find_model(name)
+        return {"name": name, "ready": True, "path": str(m.path), "dim": m.dim, "pooling": m.pooling,
+                "int8": m.has_int8, "source": m.source}
+    except Exception as exc:
+        return {"name": name, "ready": False, "detail": str(exc)}
+
+
+def diagnose() -> dict[str, Any]:
+    from ..paths import get_paths
+    from ..versions import versions
+
+    report: dict[str, Any] = {"versions": versions()}
+    paths = get_paths()
+    report["paths"] = paths.as_dict()
+    advice: list[str] = []
+    try:
+        from ..config import load_config
+
+        cfg = load_config(paths.config)
+        report["config"] = {"file": str(paths.config), "loaded": cfg.source is not None, "model": cfg.section("model")}
+        model_name = str(cfg.get("model", "name"))
+    except Exception as exc:
+        report["config"] = {"file": str(paths.config), "error": str(exc)}
+        advice.append(f"fix the config: {exc}")
+        model_name = "minilm"
+    report["default_model"] = _default_model(model_name)
+    if not report["default_model"]["ready"]:
+        advice.append(f"export the default model: compass-hook model export --model {model_name}")
+    try:
+        from .cmd_model import model_rows
+
+        report["models"] = model_rows()
+    except Exception as exc:
+        report["models"] = []
+        advice.append(f"cannot list models: {exc}")
+    report["worker"] = _worker_status()
+    if report["versions"].get("torch") is None:
+        report["export_extra"] = "not installed (only needed to export models: pip install 'compass-hooks[export]')"
+    report["ok"] = not advice
+    report["advice"] = advice
+    return report
+
+
+def _print_human(r: dict[str, Any]) -> None:
+    def line(key: str, value: Any) -> None:
+        click.echo(f"  {key:<22} {value}")
+
+    click.echo("versions")
+    for k, v in r["versions"].items():
+        line(k, v if v is not None else "not installed")
+    click.echo("paths")
+    for k, v in r["paths"].items():
+        line(k, v)
+    click.echo("config")
+    for k, v in r["config"].items():
+        line(k, v)
+    dm = r["default_model"]
+    click.echo("default model")
+    line(dm["name"], ("ready" if dm["ready"] else "NOT READY") + (f" ({dm['detail']})" if dm.get("detail") else
+                                                                  f" ({dm.get('dim')}-d, {dm.get('pooling')}, {dm.get('path')})"))
+    click.echo("models")
+    if not r["models"]:
+        line("(none)", "")
+    for m in r["models"]:
+        flags = " ".join(f for f, on in (("default", m["default"]), ("int8", m["int8"])) if on)
+        line(m["name"], f"{m['dim']}-d {m['pooling']} {'ready' if m['ready'] else 'NOT READY'} {flags}".rstrip())
+    click.echo("worker")
+    for k, v in r["worker"].items():
+        line(k, v)
+    if r.get("export_extra"):
+        click.echo(f"export extra: {r['export_extra']}")
+    if r["advice"]:
+        click.echo("to do")
+        for a in r["advice"]:
+            click.echo(f"  - {a}")
+    else:
+        click.echo("all good")
+
+
+def register(cli: click.Group) -> None:
+    @cli.command("doctor")
+    @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (paths under \"paths\").")
+    def doctor_cmd(as_json: bool) -> None:
+        """Show versions, every path, the default model, exported models and the worker.
+
+        Always exits 0; the "to do" lines say what to fix.
+        """
+        report = diagnose()
+        if as_json:
+            echo_json(report)
+        else:
+            _print_human(report)

@@ -1,0 +1,117 @@
+"""``compass-hook model export|list|verify``: the embedding model folders."""
+
+from __future__ import annotations
+
+import click
+
+from . import echo_json
+
+
+def _default_name() -> str:
+    from ..config import load_config
+
+    return str(load_config().get("model", "name"))
+
+
+def model_rows() -> list[dict]:
+    """One row per exported model (also used by ``doctor``)."""
+    from ..embedding.manifest import list_models
+
+    default = _default_name()
+    return [
+        {
+            "name": m.name if m.path is None else m.path.name,
+            "path": str(m.path),
+            "dim": m.dim,
+            "pooling": m.pooling,
+            "ready": m.ready(),
+            "default": (m.path.name if m.path else m.name) == default,
+            "int8": m.has_int8,
+            "source": m.source,
+        }
+        for m in list_models()
+    ]
+
+
+def register(cli: click.Group) -> None:
+    @cli.group("model")
+    def model() -> None:
+        """Export, list and verify the local embedding models (ONNX)."""
+
+    @model.command("export")
+    @click.option("--model", "model_ref", default="minilm", show_default=True,
+                  help="bge-m3 | minilm | a Hugging Face id (ORG/NAME) | a local sentence-transformers folder.")
+    @click.option("--int8", is_flag=True, help="Also write model_int8.onnx (dynamic per-channel int8).")
+    @click.option("--force", is_flag=True, help="Re-export even if the model folder is already there.")
+    @click.option("--name", default=None, help="Folder name under the models dir (default: the alias or the last path part).")
+    def export_cmd(model_ref: str, int8: bool, force: bool, name: str | None) -> None:
+        """Export a sentence-transformers model to ONNX (needs the [export] extra).
+
+        Pooling and normalisation come from the model's sentence-transformers
+        config; the result is checked against sentence-transformers before it is
+        moved into the models dir. Idempotent: an existing export is kept unless
+        --force.
+        """
+        from ..embedding.export import export_model
+
+        def progress(msg: str) -> None:
+            click.echo(msg, err=True)
+
+        result = export_model(model_ref, int8=int8, force=force, name=name, progress=progress)
+        m = result.manifest
+        if result.skipped:
+            click.echo(f"{m.name}: already exported in {m.path} ({m.dim}-d, {m.pooling}); use --force to redo")
+            return
+        parity = m.parity
+        figures = f"fp32 min cosine {parity.get('fp32_min_cosine')}"
+        if "int8_min_cosine" in parity:
+            figures += f", int8 min cosine {parity['int8_min_cosine']}"
+        click.echo(f"exported {m.name} ({m.dim}-d, {m.pooling} pooling) to {m.path} in {result.seconds:.1f}s; {figures}")
+
+    @model.command("list")
+    @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+    def list_cmd(as_json: bool) -> None:
+        """List the exported models and which one is the default."""
+        rows = model_rows()
+        if as_json:
+            echo_json(rows)
+            return
+        if not rows:
+            from ..paths import get_paths
+
+            click.echo(f"no models in {get_paths().models}; run `compass-hook model export --model minilm`")
+            return
+        for r in rows:
+            flags = ", ".join(f for f, on in (("default", r["default"]), ("int8", r["int8"])) if on)
+            state = "ready" if r["ready"] else "NOT READY"
+            click.echo(f"{r['name']:<16} {r['dim']:>5}-d  {r['pooling']:<5} {state:<9} {flags:<13} {r['path']}")
+
+    @model.command("verify")
+    @click.argument("name", required=False)
+    @click.option("--json", "as_json", is_flag=True, help="Print a JSON result.")
+    def verify_cmd(name: str | None, as_json: bool) -> None:
+        """Re-hash a model's files against its manifest (all models if NAME is omitted)."""
+        from ..embedding.manifest import find_model, list_models, verify_model
+        from ..errors import ModelCorrupt, ModelNotFound
+        from ..paths import get_paths
+
+        manifests = [find_model(name)] if name else list_models()
+        if not manifests:
+            raise ModelNotFound(f"no models in {get_paths().models}", "run `compass-hook model export --model minilm`")
+        results = []
+        for m in manifests:
+            bad = verify_model(m)
+            missing = [f for f in ("model.onnx", "tokenizer.json") if f not in m.files]
+            results.append({"name": m.path.name if m.path else m.name, "path": str(m.path),
+                            "ok": not bad and not missing, "bad_files": bad + missing, "files": len(m.files)})
+        if as_json:
+            echo_json(results)
+        else:
+            for r in results:
+                status = "ok" if r["ok"] else "CORRUPT: " + ", ".join(r["bad_files"])
+                click.echo(f"{r['name']}: {status} ({r['files']} files hashed)")
+        broken = [r for r in results if not r["ok"]]
+        if broken:
+            names = ", ".join(f"{r['name']} ({', '.join(r['bad_files'])})" for r in broken)
+            raise ModelCorrupt(f"files do not match the manifest: {names}",
+                               "re-export with `compass-hook model export --model NAME --force`")
