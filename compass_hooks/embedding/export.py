@@ -32,7 +32,7 @@ from ..paths import get_paths
 from .manifest import MANIFEST_NAME, ModelManifest, catalog, read_manifest, sha256_file, write_manifest
 
 EXTRA_HINT = "pip install 'compass-hooks[export]'"
-OFFLINE_HINT = "offline alternative: `compass-hook model export --model minilm` (bundled, no hub needed)"
+OFFLINE_HINT = "offline alternative: `compass-hook model export --model minilm`, bundled, no hub needed"
 FP32_MIN_COSINE = 0.999
 INT8_MIN_COSINE = 0.98
 DEFAULT_MAX_TOKENS = 512  # hook prompts are short; longer windows only cost latency
@@ -122,8 +122,11 @@ def _package_dir(module: str) -> Path:
 
 
 def _short(exc: BaseException) -> str:
+    """One line: the type and the first sentence (hub errors run to a paragraph)."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"{type(exc).__name__}: {text[:200]}"
+    first, dot, _ = text.partition(". ")
+    text = first + dot.strip() if len(first) < 200 else first[:197] + "..."
+    return f"{type(exc).__name__}: {text}"
 
 
 def _fetch_hub(repo_id: str) -> Path:
