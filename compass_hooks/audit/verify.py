@@ -1,0 +1,228 @@
+"""``audit verify``: recompute the chain, the Merkle root and every audited object.
+
+Read-only by design: verification never writes the log, the store or a pack, so
+it can never re-baseline a tampered state into a trusted one. Problems in the log
+itself stop the chain walk at the FIRST bad entry (everything after it is
+unproven); object checks then run against the entries before it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from . import merkle
+from .log import GENESIS, REMOVALS, _FIELDS, entry_hash, iter_lines, sha256_hex
+from .packs import DATA_PACKS, SUMS_NAME, compute_pack_sums, data_pack_path, read_pack_sums, shipped_dir
+
+_HEX64 = frozenset("0123456789abcdef")
+
+
+@dataclass
+class Problem:
+    kind: str  # chain | entry | memory | pack
+    message: str
+    line: int | None = None
+    seq: int | None = None
+    object_id: str | None = None
+
+
+@dataclass
+class Report:
+    entries: int = 0  # entries that passed the chain check
+    lines: int = 0
+    root: str = merkle.EMPTY_ROOT
+    memories_checked: int = 0
+    packs_checked: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    memory_source: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "entries": self.entries,
+            "lines": self.lines,
+            "root": self.root,
+            "memories_checked": self.memories_checked,
+            "packs_checked": self.packs_checked,
+            "memory_source": self.memory_source,
+            "first_problem": asdict(self.problems[0]) if self.problems else None,
+            "problems": [asdict(p) for p in self.problems],
+        }
+
+
+def _is_hex64(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX64
+
+
+def _entry_problem(raw: bytes, n: int, expected_seq: int, prev: str) -> tuple[dict | None, Problem | None]:
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None, Problem("entry", f"line {n} is not JSON (truncated or edited)", line=n)
+    if not isinstance(entry, dict) or set(entry) != set(_FIELDS) | {"hash"}:
+        return None, Problem("entry", f"line {n} does not have exactly the entry fields", line=n)
+    seq = entry["seq"]
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        return None, Problem("entry", f"line {n}: seq is not an integer", line=n)
+    if not _is_hex64(entry["hash"]) or entry["hash"] != entry_hash(entry):
+        return None, Problem("entry", f"entry seq {seq} (line {n}) was edited: its hash does not match its content",
+                             line=n, seq=seq, object_id=_oid(entry))
+    if seq != expected_seq:
+        what = "removed" if seq > expected_seq else "inserted or reordered"
+        return None, Problem("chain", f"entry seq {seq} at line {n}, expected seq {expected_seq}: entries were {what}",
+                             line=n, seq=seq, object_id=_oid(entry))
+    if entry["prev"] != prev:
+        return None, Problem("chain", f"entry seq {seq} (line {n}) does not chain to the entry before it "
+                             "(an entry was removed, inserted or rewritten)", line=n, seq=seq, object_id=_oid(entry))
+    if entry["content_sha256"] is not None and not _is_hex64(entry["content_sha256"]):
+        return None, Problem("entry", f"entry seq {seq} (line {n}): content_sha256 is not a SHA-256",
+                             line=n, seq=seq, object_id=_oid(entry))
+    return entry, None
+
+
+def _oid(entry: dict) -> str | None:
+    oid = entry.get("object_id")
+    return oid if isinstance(oid, str) else None
+
+
+def walk_chain(path: Path) -> tuple[list[dict], int, Problem | None]:
+    """The entries up to the first bad one, the number of lines, and that first problem."""
+    entries: list[dict] = []
+    prev = GENESIS
+    n = 0
+    for n, raw in iter_lines(path):
+        entry, problem = _entry_problem(raw, n, len(entries), prev)
+        if problem:
+            return entries, _count_lines(path), problem
+        assert entry is not None
+        entries.append(entry)
+        prev = entry["hash"]
+    return entries, n, None
+
+
+def _count_lines(path: Path) -> int:
+    return sum(1 for _ in iter_lines(path))
+
+
+def last_by_object(entries: Iterable[dict], object_type: str) -> dict[str, dict]:
+    last: dict[str, dict] = {}
+    for e in entries:
+        if e["object_type"] == object_type:
+            last[e["object_id"]] = e
+    return last
+
+
+def check_objects(current: dict[str, bytes | str], last: dict[str, dict], kind: str, label: str) -> list[Problem]:
+    """Compare the objects that exist now with the last logged entry for each."""
+    problems: list[Problem] = []
+    for oid in sorted(current):
+        entry = last.get(oid)
+        if entry is None:
+            problems.append(Problem(kind, f"{label} {oid} exists but the log has no add entry for it", object_id=oid))
+        elif entry["action"] in REMOVALS:
+            problems.append(Problem(kind, f"{label} {oid} was forgotten (seq {entry['seq']}) but still exists",
+                                    seq=entry["seq"], object_id=oid))
+        elif entry["content_sha256"] != sha256_hex(current[oid]):
+            problems.append(Problem(kind, f"{label} {oid} differs from its last logged hash (seq {entry['seq']})",
+                                    seq=entry["seq"], object_id=oid))
+    for oid in sorted(set(last) - set(current)):
+        entry = last[oid]
+        if entry["action"] not in REMOVALS:
+            problems.append(Problem(kind, f"{label} {oid} is logged (seq {entry['seq']}) but missing: "
+                                    "removed without a log entry", seq=entry["seq"], object_id=oid))
+    return problems
+
+
+def check_shipped_packs(folder: Path) -> tuple[int, list[Problem]]:
+    sums = read_pack_sums(folder)
+    actual = compute_pack_sums(folder)
+    if sums is None:
+        if not actual:
+            return 0, []
+        return len(actual), [Problem("pack", f"{folder / SUMS_NAME} is missing, so the shipped packs cannot be checked "
+                                     "(run `compass-hook audit seal-packs` from a trusted checkout)")]
+    problems = []
+    for name in sorted(set(sums) | set(actual)):
+        if name not in actual:
+            problems.append(Problem("pack", f"shipped pack {name} is listed in {SUMS_NAME} but missing", object_id=name))
+        elif name not in sums:
+            problems.append(Problem("pack", f"shipped pack {name} is not listed in {SUMS_NAME}", object_id=name))
+        elif sums[name] != actual[name]:
+            problems.append(Problem("pack", f"shipped pack {name} was modified: its SHA-256 differs from {SUMS_NAME}",
+                                    object_id=name))
+    return len(actual), problems
+
+
+def _data_packs(paths: Any) -> dict[str, bytes]:
+    out = {}
+    for oid in DATA_PACKS:
+        p = data_pack_path(paths, oid)
+        if p.is_file():
+            out[oid] = p.read_bytes()
+    return out
+
+
+MemoryReader = Callable[[Any], "tuple[dict[str, str], str]"]
+
+
+def verify(paths: Any, memory_reader: MemoryReader | None = None, expect_root: str | None = None,
+           expect_size: int | None = None) -> Report:
+    """Check the log, the store and the packs. ``expect_root`` (with ``expect_size``, default all entries)
+    is a root the user noted earlier: the first ``expect_size`` entries must still hash to it."""
+    from .memories import read_memories
+
+    report = Report()
+    entries, report.lines, chain_problem = walk_chain(Path(paths.audit_log))
+    report.entries = len(entries)
+    hashes = [e["hash"] for e in entries]
+    report.root = merkle.root(hashes)
+    if chain_problem:
+        report.problems.append(chain_problem)
+    if expect_root is not None:
+        size = len(hashes) if expect_size is None else expect_size
+        if size > len(hashes):
+            report.problems.append(Problem("chain", f"the log has {len(hashes)} valid entries, fewer than the "
+                                           f"{size} the expected root covers: entries were removed"))
+        elif merkle.root(hashes[:size]) != expect_root.lower():
+            why = ("the log was rewritten" if expect_size is not None
+                   else "the log was rewritten, or it grew since (give the size the root was noted at)")
+            report.problems.append(Problem("chain", f"the first {size} entries do not hash to the expected root: {why}"))
+    memories, report.memory_source = (memory_reader or read_memories)(paths)
+    report.memories_checked = len(memories)
+    report.problems += check_objects(memories, last_by_object(entries, "memory"), "memory", "memory")
+    n_shipped, shipped = check_shipped_packs(shipped_dir(paths))
+    data_packs = _data_packs(paths)
+    report.packs_checked = n_shipped + len(data_packs)
+    report.problems += shipped
+    report.problems += check_objects(data_packs, last_by_object(entries, "pack"), "pack", "pack")
+    return report
+
+
+def proof(paths: Any, seq: int) -> dict[str, Any]:
+    """Inclusion proof for entry ``seq`` against the root of the whole (valid) log, checked."""
+    from ..errors import NotFound, AuditError
+
+    entries, _, problem = walk_chain(Path(paths.audit_log))
+    if not 0 <= seq < len(entries):
+        if problem is not None and seq >= len(entries):
+            raise AuditError(f"entry {seq} is at or after the first bad entry: {problem.message}",
+                             "run `compass-hook audit verify`")
+        raise NotFound(f"no audit entry with seq {seq}", f"the log has entries 0..{len(entries) - 1}"
+                       if entries else "the log is empty")
+    hashes = [e["hash"] for e in entries]
+    path = merkle.inclusion_proof(hashes, seq)
+    root = merkle.root(hashes)
+    return {
+        "entry": entries[seq],
+        "tree_size": len(hashes),
+        "root": root,
+        "proof": path,
+        "verified": merkle.verify_inclusion(hashes[seq], seq, len(hashes), path, root),
+    }
