@@ -26,7 +26,7 @@ def _one_line_error(result) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args", [["model"], ["model", "export"], ["model", "list"], ["model", "verify"], ["embed"], ["doctor"]])
+@pytest.mark.parametrize("args", [["model"], ["model", "export"], ["model", "list"], ["model", "verify"], ["model", "bench"], ["embed"], ["doctor"]])
 def test_every_command_has_help(cli_runner, args):
     result = cli_runner.invoke(cli, [*args, "--help"])
     assert result.exit_code == 0 and len(result.output.splitlines()) > 3
@@ -111,3 +111,11 @@ def test_doctor_survives_a_broken_config(cli_runner, compass_home):
     assert result.exit_code == 0
     r = json.loads(result.output)
     assert "model.threds" in r["config"]["error"] and r["ok"] is False
+
+
+def test_model_bench_prints_figures(cli_runner):
+    result = cli_runner.invoke(cli, ["model", "bench", "fake", "--runs", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.output)
+    assert r["model"] == "fake" and r["runs"] == 3
+    assert r["fp32"]["median_ms"] >= 0 and "int8" not in r  # the fake has no int8 variant

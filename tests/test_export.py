@@ -200,3 +200,11 @@ def test_tiny_xlmr_cls_export_matches_torch(tmp_path, monkeypatch):
     # Discriminating: the vectors differ per text and are not what mean pooling gives.
     assert (ours @ ours.T)[np.triu_indices(len(texts), 1)].max() < 0.95
     assert np.sum(ours * mean, axis=1).min() < 0.98
+
+
+def test_bench_times_fp32_and_int8(exported):
+    result = CliRunner().invoke(cli, ["model", "bench", "minilm", "--runs", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout)
+    assert 20 <= r["prompt_tokens"] <= 40
+    assert r["fp32"]["median_ms"] > 0 and r["int8"]["median_ms"] > 0

@@ -33,6 +33,42 @@ def model_rows() -> list[dict]:
     ]
 
 
+BENCH_PROMPT = (
+    "Please refactor the billing service so invoices are generated asynchronously, "
+    "and do not touch the database migrations in this change."
+)  # ~30 tokens for MiniLM's and BGE-m3's tokenizers: a typical hook prompt
+
+
+def bench(name: str, runs: int) -> dict:
+    """Median and p95 latency (ms) of embedding one prompt, fp32 and (if exported) int8."""
+    import statistics
+    import time
+
+    from ..config import load_config
+    from ..embedding import get_embedder
+
+    out: dict = {"model": name, "runs": runs, "prompt_chars": len(BENCH_PROMPT)}
+    for variant, int8 in (("fp32", False), ("int8", True)):
+        cfg = load_config()
+        cfg.data["model"]["int8"] = int8
+        emb = get_embedder(name, config=cfg)
+        if int8 and not getattr(emb, "int8", False):
+            continue
+        tokenizer = getattr(emb, "tokenizer", None)
+        if tokenizer is not None:
+            out["prompt_tokens"] = len(tokenizer.encode(BENCH_PROMPT).ids)
+        emb.embed([BENCH_PROMPT])  # warm-up: first run allocates
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            emb.embed([BENCH_PROMPT])
+            times.append((time.perf_counter() - start) * 1000)
+        times.sort()
+        out[variant] = {"median_ms": round(statistics.median(times), 2),
+                        "p95_ms": round(times[min(len(times) - 1, int(len(times) * 0.95))], 2)}
+    return out
+
+
 def register(cli: click.Group) -> None:
     @cli.group("model")
     def model() -> None:
@@ -85,6 +121,23 @@ def register(cli: click.Group) -> None:
             flags = ", ".join(f for f, on in (("default", r["default"]), ("int8", r["int8"])) if on)
             state = "ready" if r["ready"] else "NOT READY"
             click.echo(f"{r['name']:<16} {r['dim']:>5}-d  {r['pooling']:<5} {state:<9} {flags:<13} {r['path']}")
+
+    @model.command("bench")
+    @click.argument("name", required=False)
+    @click.option("--runs", default=50, show_default=True, help="Timed runs per variant.")
+    @click.option("--json", "as_json", is_flag=True, help="Print a JSON result.")
+    def bench_cmd(name: str | None, runs: int, as_json: bool) -> None:
+        """Time one ~30-token prompt through the model (fp32, and int8 if exported)."""
+        result = bench(name or _default_name(), max(1, runs))
+        if as_json:
+            echo_json(result)
+            return
+        tokens = f", {result['prompt_tokens']} tokens" if "prompt_tokens" in result else ""
+        click.echo(f"{result['model']}: one prompt{tokens}, {result['runs']} runs, threads from config")
+        for variant in ("fp32", "int8"):
+            if variant in result:
+                r = result[variant]
+                click.echo(f"  {variant}: median {r['median_ms']} ms, p95 {r['p95_ms']} ms")
 
     @model.command("verify")
     @click.argument("name", required=False)
