@@ -1,0 +1,24 @@
+"""``compass-hook feedback ALERT_ID fp|tp``."""
+
+from __future__ import annotations
+
+import click
+
+from . import echo_json
+
+
+def register(cli: click.Group) -> None:
+    @cli.command("feedback")
+    @click.argument("alert_id")
+    @click.argument("label", type=click.Choice(["fp", "tp"]))
+    @click.option("--json", "as_json", is_flag=True, help="Print the updated alert as JSON.")
+    def feedback_cmd(alert_id: str, label: str, as_json: bool) -> None:
+        """Label drift alert ALERT_ID a false (fp) or true (tp) positive; `anchors tune` learns from it."""
+        from ..drift.history import set_feedback
+        from ..paths import get_paths
+
+        alert = set_feedback(get_paths().db, alert_id, label)
+        if as_json:
+            echo_json(alert)
+        else:
+            click.echo(f"{alert_id}: {label} recorded; run `compass-hook anchors tune` to re-weight anchors")

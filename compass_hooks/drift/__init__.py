@@ -1,0 +1,1 @@
+"""Drift detector: anchor packs, calibrated scoring, rules, history (issue 4)."""

@@ -1,0 +1,73 @@
+"""``compass-hook anchors tune``: re-weight anchors from fp/tp feedback, gated
+by the dev-set ROC AUC computed *with the new weights* through the shipped
+calibration (so the gate sees exactly what scoring will use)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import history
+from . import pack as packmod
+from .features import build_features
+from .model import roc_auc
+from .scorer import get_state
+from .train import DEV_SET, load_labelled
+
+FP_FACTOR = 0.8  # a false alarm makes its nearest drift anchors count less
+TP_FACTOR = 1.1
+MIN_W, MAX_W = 0.1, 5.0
+
+
+def propose_weights(current: dict[str, float], alerts: list[dict[str, Any]]) -> dict[str, float]:
+    new = dict(current)
+    for alert in alerts:
+        factor = FP_FACTOR if alert["feedback"] == "fp" else TP_FACTOR
+        for a in alert.get("anchors", []):
+            if a.get("polarity") == "negative" and a["id"] in new:
+                new[a["id"]] = float(min(MAX_W, max(MIN_W, new[a["id"]] * factor)))
+    return new
+
+
+def dev_auc(core: Any, index, items: list[dict[str, Any]], vectors: np.ndarray) -> float:
+    state = get_state(core)
+    feats = build_features([it["text"] for it in items], vectors, index, int(core.config.get("drift", "top_k")))
+    return roc_auc([it["label"] for it in items], state.model().predict_proba(feats["X"]))
+
+
+def tune(core: Any, apply: bool = True) -> dict[str, Any]:
+    alerts = history.list_alerts(core.paths.db, limit=0, with_feedback=True)
+    snap = get_state(core).snapshot()
+    index = snap.index
+    current = {a.id: a.weight for a in index.anchors}
+    proposed = propose_weights(current, alerts)
+    changed = {k: v for k, v in proposed.items() if abs(v - current[k]) > 1e-12}
+    items = load_labelled(core.paths.plugin_root / DEV_SET)
+    vectors = core.embedder.embed([it["text"] for it in items])
+    before = dev_auc(core, index, items, vectors)
+    after = dev_auc(core, index.with_weights(proposed), items, vectors) if changed else before
+    fps = [a for a in alerts if a["feedback"] == "fp"]
+    out = {"feedback": len(alerts), "false_positives": len(fps), "changed": changed,
+           "dev_auc_before": round(before, 4), "dev_auc_after": round(after, 4),
+           "proposed_anchors": [{"text": a["text"][:200], "polarity": "positive", "category": "ordinary_task"} for a in fps[:5]],
+           "applied": False}
+    if changed and after >= before - 1e-9 and apply:
+        import json
+
+        from ..audit import record_change, record_pack  # lazy: keeps this module light
+
+        saved = dict(packmod.load_weights(core.paths))
+        saved.update(changed)
+        path = packmod.save_weights(core.paths, saved)
+        for anchor_id, w in sorted(changed.items()):
+            record_change(core.paths, actor="cli", action="anchor-reweight", object_type="anchor", object_id=anchor_id,
+                          content=json.dumps({"id": anchor_id, "weight": w, "previous": current[anchor_id],
+                                              "dev_auc_before": out["dev_auc_before"], "dev_auc_after": out["dev_auc_after"]}))
+        record_pack(core.paths, "weights", actor="cli")
+        out.update(applied=True, weights_file=str(path))
+    elif changed and after < before - 1e-9:
+        out["reason"] = "dev AUC would drop; weights not applied"
+    elif not changed:
+        out["reason"] = "no feedback touches the current anchors"
+    return out
