@@ -1,0 +1,105 @@
+"""Query-side text handling for recall, without an LLM: tokenising, stop and
+question words, FTS5 query building, and pseudo-relevance-feedback terms.
+
+Stemming itself is done by SQLite's FTS5 ``porter`` tokenizer on both the
+indexed text and the query, so the Python side never has to agree with it on
+stems; here we only decide *which* words go into the query and with what weight.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable, Sequence
+
+# Words (and CJK runs) as FTS5's unicode61 tokenizer sees them, roughly.
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+
+# English function words plus the wh-/auxiliary words questions are made of.
+# They carry no topic; left in, BM25 ranks turns by how often they say "what".
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before being below
+    between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
+    few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself
+    him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't
+    my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she she'd
+    she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
+    there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
+    we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why
+    why's will with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
+    also just get got really yeah yes oh hey hi ok okay well like thing things something anything lot lots
+    s t d ll m re ve
+    """.split()
+)
+
+# Question scaffolding: words that say what *kind* of answer is wanted, not what it is about.
+QUESTION_WORDS = frozenset(
+    """
+    what when where which who whom whose why how kind type sort likely would might ever recently
+    """.split()
+)
+
+# Temporal questions ("when did ...", "how long ago ...") are answered by turns that
+# mention time; these cue words are added to the query with a small weight for them.
+TEMPORAL_CUES = ("yesterday", "today", "tomorrow", "last", "ago", "week", "weekend", "month", "year", "since")
+_TEMPORAL_Q = re.compile(r"\b(when|what (?:date|day|time|year|month)|how long|how many (?:years|months|weeks|days))\b", re.I)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_terms(text: str) -> list[str]:
+    """Tokens minus stop and question words, in order, duplicates kept."""
+    return [w for w in tokens(text) if w not in STOPWORDS and w not in QUESTION_WORDS and len(w) > 1 or _is_cjk(w)]
+
+
+def _is_cjk(word: str) -> bool:
+    return any("\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in word)
+
+
+def is_temporal(query: str) -> bool:
+    return bool(_TEMPORAL_Q.search(query))
+
+
+def fts_quote(term: str) -> str:
+    """One FTS5 string token (double quotes escaped), safe for any input."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_or_query(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression: the distinct terms OR-ed, each quoted ("" = no query)."""
+    seen: dict[str, None] = {}
+    for t in terms:
+        t = t.strip()
+        if t:
+            seen.setdefault(t, None)
+    return " OR ".join(fts_quote(t) for t in seen)
+
+
+def prf_terms(query_terms: Sequence[str], top_texts: Sequence[str], n_terms: int = 8,
+              doc_freq: "dict[str, int] | None" = None, n_docs: int = 0) -> list[str]:
+    """Pseudo-relevance feedback: the words most characteristic of the top hits.
+
+    Counts content words over the top texts (a document counts a word once), weighs
+    them by inverse document frequency when ``doc_freq`` is given, and returns the
+    best ``n_terms`` that are not already query terms. No model, no LLM: the classic
+    RM-style expansion that lets a question find the turn that says it differently.
+    """
+    import math
+
+    have = set(query_terms)
+    counts: Counter[str] = Counter()
+    for text in top_texts:
+        counts.update(set(content_terms(text)))
+    scored = []
+    for word, c in counts.items():
+        if word in have or c < 2 and len(top_texts) > 2:
+            continue
+        idf = math.log(1 + (n_docs + 1) / (doc_freq.get(word, 0) + 1)) if doc_freq else 1.0
+        scored.append((c * idf, word))
+    scored.sort(reverse=True)
+    return [w for _, w in scored[:n_terms]]
