@@ -163,16 +163,12 @@ def shipped_pack_names(paths: Paths) -> list[str]:
 
 
 def selected_pack_paths(paths: Paths, config: Any, project: str | None = None) -> list[Path]:
-    """Pack files in use: ``drift.packs`` (or the ``drift.project_packs`` entry for
-    this project), plus the user pack when it exists."""
+    """Pack files in use: ``drift.packs`` plus the user pack when it exists.
+
+    ``project`` is accepted for a per-project selection; none is configurable yet,
+    so every project uses the same packs."""
     drift = config.section("drift") if hasattr(config, "section") else config
     names = list(drift.get("packs") or ["default"])
-    per_project = drift.get("project_packs") or {}
-    if project and isinstance(per_project, dict):
-        for key, value in per_project.items():
-            if project == key or os.path.basename(project.rstrip("/")) == key:
-                names = list(value)
-                break
     out = [resolve_pack(n, paths) for n in names if n != USER_PACK]
     user = user_pack_path(paths)
     if user.is_file():
