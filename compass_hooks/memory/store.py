@@ -1,0 +1,523 @@
+"""The memory store: one SQLite file (WAL) shared by the worker, the CLI and the MCP server.
+
+Why it looks like this:
+- **Per-thread connections** (the worker runs ops on threads; sqlite3 connections
+  must not cross threads). Reads run concurrently under WAL.
+- **One writer path** (:meth:`Store._write`): an in-process lock serialises this
+  process's writers, ``BEGIN IMMEDIATE`` takes SQLite's write lock up front, and
+  "database is locked"/"busy" (another process writing) is retried with
+  exponential backoff and jitter on top of ``busy_timeout``. Several sessions,
+  the CLI and an import can write at once without losing rows.
+- **Durability**: WAL with ``synchronous=NORMAL`` survives a process crash (a
+  worker killed after the commit keeps the row); only a power cut can lose the
+  last transactions.
+- **Ids** are INTEGER AUTOINCREMENT, never reused, so the dense index catches up
+  with ``vectors_since(model, last_id)``. They are shown to users as plain numbers.
+- **Audit**: every add/forget/edit of a memory calls
+  :func:`compass_hooks.audit.record_change` (object_id = ``str(id)``, content =
+  the text) after the commit. Derived data (embeddings, the FTS ``context``
+  column) is not audited: it is not memory content.
+- The store does not redact or classify: callers (``memory.ops``, ``memory.capture``)
+  run :mod:`.privacy` first. The store only validates and writes.
+
+Global scope: memories with ``project == GLOBAL`` (``"__global__"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..errors import InvalidInput, NotFound, StoreError
+from . import migrations
+
+GLOBAL = "__global__"
+ROLES = ("user", "assistant", "tool")
+KINDS = ("prompt", "constraint", "decision", "correction", "note", "lesson")
+SOURCES = ("hook", "cli", "mcp", "import")
+FLAG_SUSPICIOUS = "suspicious-instruction"
+FLAG_REDACTED = "redacted"
+MAX_TEXT = 20_000  # characters; longer texts are cut (a memory is a turn, not a file)
+
+_COLUMNS = ("id", "project", "session", "role", "kind", "text", "context", "created", "source", "ref", "pinned",
+            "flags", "hash", "dedupe_key", "meta")
+_SELECT = "SELECT " + ", ".join(_COLUMNS) + " FROM memories"
+_RETRIES = 12
+_BACKOFF_S = 0.01
+_BACKOFF_MAX_S = 1.0
+_CHUNK = 500  # ids per IN (...) query (SQLite's variable limit is 32766 on 3.32+, stay far below)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Added:
+    """Outcome of one add: ``id`` of the row (existing one for a duplicate; None
+    when the item was forgotten before and is not re-added), ``new`` if inserted."""
+
+    id: int | None
+    new: bool
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    msg = str(exc).lower()
+    return "locked" in msg or "busy" in msg
+
+
+def _row(r: sqlite3.Row | tuple) -> dict[str, Any]:
+    d = dict(zip(_COLUMNS, r))
+    d["pinned"] = bool(d["pinned"])
+    d["flags"] = [f for f in (d["flags"] or "").split(",") if f]
+    d["meta"] = json.loads(d["meta"]) if d["meta"] else {}
+    return d
+
+
+class Store:
+    """See the module docstring. ``audit_log`` defaults to ``audit.log`` next to the DB
+    (the layout of :func:`compass_hooks.paths.get_paths`)."""
+
+    def __init__(self, db_path: str | os.PathLike, audit_log: str | os.PathLike | None = None):
+        self.path = Path(db_path)
+        self._audit_paths = SimpleNamespace(audit_log=Path(audit_log) if audit_log else self.path.with_name("audit.log"))
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._wlock = threading.RLock()
+        self._closed = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not self.path.exists():  # private from the first byte (memories are personal)
+                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        except OSError as exc:
+            raise StoreError(f"cannot create the memory store {self.path}: {exc.strerror or exc}") from None
+        conn = self._conn()
+        for attempt in range(_RETRIES):
+            try:
+                self.schema_version = migrations.migrate(conn)
+                break
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or attempt == _RETRIES - 1:
+                    raise StoreError(f"cannot migrate the memory store {self.path}: {exc}") from None
+                self._sleep(attempt)
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot migrate the memory store {self.path}: {exc}") from None
+
+    # ------------------------------------------------------------------ connections
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StoreError("the memory store is closed")
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=5.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 5000")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"the memory store {self.path} cannot use WAL (journal_mode={mode})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the memory store {self.path}: {exc}") from None
+        self._local.conn = conn
+        with self._conns_lock:
+            self._conns.append(conn)
+        return conn
+
+    @staticmethod
+    def _sleep(attempt: int) -> None:
+        delay = min(_BACKOFF_MAX_S, _BACKOFF_S * (2**attempt))
+        time.sleep(delay * (0.5 + random.random()))
+
+    def _write(self, fn):
+        """Run ``fn(conn)`` in one IMMEDIATE transaction, retrying on lock contention."""
+        conn = self._conn()
+        with self._wlock:
+            for attempt in range(_RETRIES):
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as exc:
+                    if _is_busy(exc) and attempt < _RETRIES - 1:
+                        self._sleep(attempt)
+                        continue
+                    raise StoreError(f"the memory store {self.path} stayed locked: {exc}",
+                                     "another process holds a long write; retry") from None
+                try:
+                    result = fn(conn)
+                    conn.execute("COMMIT")
+                    return result
+                except sqlite3.OperationalError as exc:
+                    conn.execute("ROLLBACK")
+                    if _is_busy(exc) and attempt < _RETRIES - 1:
+                        self._sleep(attempt)
+                        continue
+                    raise StoreError(f"memory store write failed: {exc}") from None
+                except sqlite3.IntegrityError as exc:
+                    conn.execute("ROLLBACK")
+                    raise InvalidInput(f"memory rejected by the store: {exc}") from None
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+        raise StoreError("unreachable")  # pragma: no cover
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            return self._conn().execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"memory store read failed: {exc}") from None
+
+    def _audit(self, actor: str, action: str, memory_id: int, content: str | None) -> None:
+        from ..audit import record_change
+
+        record_change(self._audit_paths, actor=actor, action=action, object_type="memory",
+                      object_id=str(memory_id), content=content)
+
+    def close(self) -> None:
+        self._closed = True
+        with self._conns_lock:
+            for conn in self._conns:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._conns.clear()
+        self._local = threading.local()
+
+    # ------------------------------------------------------------------ writes
+
+    @staticmethod
+    def _validate(item: dict[str, Any]) -> dict[str, Any]:
+        text = item.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("a memory needs non-empty text")
+        project = item.get("project") or GLOBAL
+        if not isinstance(project, str):
+            raise InvalidInput(f"project must be a string, got {type(project).__name__}")
+        role = item.get("role") or "user"
+        kind = item.get("kind") or "note"
+        source = item.get("source") or "cli"
+        if role not in ROLES:
+            raise InvalidInput(f"unknown role {role!r}", f"one of: {', '.join(ROLES)}")
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}", f"one of: {', '.join(KINDS)}")
+        if source not in SOURCES:
+            raise InvalidInput(f"unknown source {source!r}", f"one of: {', '.join(SOURCES)}")
+        created = item.get("created")
+        created = time.time() if created is None else float(created)
+        flags = item.get("flags") or ()
+        if isinstance(flags, str):
+            flags = [f for f in flags.split(",") if f]
+        text = text[:MAX_TEXT]
+        ref = item.get("ref")
+        meta = item.get("meta")
+        return {
+            "project": project, "session": item.get("session"), "role": role, "kind": kind, "text": text,
+            "context": item.get("context") or "", "created": created, "source": source,
+            "ref": None if ref is None else str(ref), "pinned": 1 if item.get("pinned") else 0,
+            "flags": ",".join(sorted(set(flags))), "hash": content_hash(text), "dedupe_key": item.get("dedupe_key"),
+            "meta": json.dumps(meta, ensure_ascii=False, sort_keys=True) if meta else None,
+            "_embedding": item.get("embedding"), "_model": item.get("model"),
+        }
+
+    def add(self, text: str, **fields: Any) -> int | None:
+        """Add one memory; returns its id (the existing id when ``dedupe_key`` is
+        already stored, None when that key was forgotten). Fields as in :meth:`add_many`."""
+        return self.add_many([{"text": text, **fields}])[0].id
+
+    def add_many(self, items: Sequence[dict[str, Any]]) -> list[Added]:
+        """Add many memories in one transaction.
+
+        Item keys: text (required), project (default GLOBAL), session, role (user),
+        kind (note), source (cli), created (unix s; now), ref, pinned, flags,
+        context, dedupe_key, meta (dict), embedding (float32 vector) + model.
+        An item whose ``dedupe_key`` exists in its project is not inserted again;
+        one whose key or content hash was forgotten (tombstone) is skipped.
+        """
+        rows = [self._validate(it) for it in items]
+        if not rows:
+            return []
+
+        def run(conn: sqlite3.Connection) -> list[Added]:
+            out: list[Added] = []
+            for r in rows:
+                if r["dedupe_key"] is not None:
+                    hit = conn.execute("SELECT id FROM memories WHERE project = ? AND dedupe_key = ?",
+                                       (r["project"], r["dedupe_key"])).fetchone()
+                    if hit:
+                        out.append(Added(int(hit[0]), False))
+                        continue
+                    dead = conn.execute("SELECT 1 FROM tombstones WHERE project = ? AND key IN (?, ?)",
+                                        (r["project"], r["dedupe_key"], "hash:" + r["hash"])).fetchone()
+                    if dead:
+                        out.append(Added(None, False))
+                        continue
+                cur = conn.execute(
+                    "INSERT INTO memories (project, session, role, kind, text, context, created, source, ref, pinned,"
+                    " flags, hash, dedupe_key, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (r["project"], r["session"], r["role"], r["kind"], r["text"], r["context"], r["created"],
+                     r["source"], r["ref"], r["pinned"], r["flags"], r["hash"], r["dedupe_key"], r["meta"]),
+                )
+                mid = int(cur.lastrowid)
+                if r["_embedding"] is not None:
+                    self._put_embedding(conn, mid, r["_model"], r["_embedding"])
+                out.append(Added(mid, True))
+            return out
+
+        added = self._write(run)
+        for r, a in zip(rows, added):
+            if a.new:
+                self._audit(r["source"], "add", a.id, r["text"])
+        return added
+
+    @staticmethod
+    def _put_embedding(conn: sqlite3.Connection, memory_id: int, model: str | None, vector: Any) -> None:
+        import numpy as np
+
+        if not model:
+            raise InvalidInput("an embedding needs its model name")
+        vec = np.asarray(vector, dtype="<f4").reshape(-1)
+        conn.execute("INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?,?,?,?)",
+                     (memory_id, model, int(vec.shape[0]), vec.tobytes()))
+
+    def set_embedding(self, memory_id: int, model: str, vector: Any) -> None:
+        self.set_embeddings([memory_id], model, [vector])
+
+    def set_embeddings(self, ids: Sequence[int], model: str, vectors: Any) -> None:
+        """Store (or replace) vectors for existing memories; ids that were forgotten meanwhile are skipped."""
+        def run(conn: sqlite3.Connection) -> None:
+            for mid, vec in zip(ids, vectors):
+                if conn.execute("SELECT 1 FROM memories WHERE id = ?", (int(mid),)).fetchone():
+                    self._put_embedding(conn, int(mid), model, vec)
+
+        self._write(run)
+
+    def set_contexts(self, pairs: Iterable[tuple[int, str]]) -> None:
+        """Fill the FTS ``context`` column (neighbouring turns, dates) for windowed BM25.
+        Derived data, not memory content: not audited."""
+        pairs = [(str(c or ""), int(m)) for m, c in pairs]
+        self._write(lambda conn: conn.executemany("UPDATE memories SET context = ? WHERE id = ?", pairs))
+
+    def set_pinned(self, memory_id: int, pinned: bool, actor: str = "cli") -> dict[str, Any]:
+        row = self.get(memory_id)
+        self._write(lambda conn: conn.execute("UPDATE memories SET pinned = ? WHERE id = ?",
+                                              (1 if pinned else 0, int(memory_id))))
+        self._audit(actor, "edit", int(memory_id), row["text"])
+        row["pinned"] = bool(pinned)
+        return row
+
+    def forget(self, memory_id: int | None = None, *, project: str | None = None, session: str | None = None,
+               actor: str = "cli") -> list[dict[str, Any]]:
+        """Delete memories by id, or all of a project, or all of a session (exactly one
+        selector). Vectors go with them (FK cascade) and so do FTS rows (trigger).
+        Tombstones keep their dedupe keys and hashes so transcript re-ingest does not
+        resurrect them. Returns the removed rows. Unknown id: :class:`NotFound`."""
+        chosen = [s for s in (memory_id, project, session) if s is not None]
+        if len(chosen) != 1:
+            raise InvalidInput("forget needs exactly one of: an id, a project, a session")
+        if memory_id is not None:
+            where, args = "id = ?", (int(memory_id),)
+        elif project is not None:
+            where, args = "project = ?", (project,)
+        else:
+            where, args = "session = ?", (session,)
+
+        def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = [_row(r) for r in conn.execute(f"{_SELECT} WHERE {where}", args).fetchall()]
+            now = time.time()
+            tomb = []
+            for r in rows:
+                tomb.append((r["project"], "hash:" + r["hash"], now))
+                if r["dedupe_key"]:
+                    tomb.append((r["project"], r["dedupe_key"], now))
+            conn.executemany("INSERT OR REPLACE INTO tombstones (project, key, created) VALUES (?,?,?)", tomb)
+            conn.execute(f"DELETE FROM memories WHERE {where}", args)
+            return rows
+
+        removed = self._write(run)
+        if memory_id is not None and not removed:
+            raise NotFound(f"no memory with id {memory_id}", "`compass-hook recall QUERY` shows ids")
+        for r in removed:
+            self._audit(actor, "forget", r["id"], None)
+        return removed
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, memory_id: int) -> dict[str, Any]:
+        try:
+            mid = int(memory_id)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"memory ids are numbers, got {memory_id!r}") from None
+        rows = self._read(f"{_SELECT} WHERE id = ?", (mid,))
+        if not rows:
+            raise NotFound(f"no memory with id {memory_id}", "`compass-hook recall QUERY` shows ids")
+        return _row(rows[0])
+
+    def get_many(self, ids: Iterable[int]) -> list[dict[str, Any]]:
+        """Rows for the ids that exist, in the order given (missing ids are left out)."""
+        ids = [int(i) for i in ids]
+        found: dict[int, dict[str, Any]] = {}
+        for i in range(0, len(ids), _CHUNK):
+            part = ids[i : i + _CHUNK]
+            for r in self._read(f"{_SELECT} WHERE id IN ({','.join('?' * len(part))})", part):
+                found[int(r[0])] = _row(r)
+        return [found[i] for i in ids if i in found]
+
+    def list(self, project: str | None = None, kinds: Sequence[str] | None = None, session: str | None = None,
+             pinned: bool | None = None, limit: int | None = None, newest_first: bool = True,
+             flags_exclude: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Memories filtered by project (None: every project), kinds, session, pinned."""
+        where, args = self._where(project, kinds, session, pinned)
+        for f in flags_exclude:
+            where.append("(',' || flags || ',') NOT LIKE ?")
+            args.append(f"%,{f},%")
+        sql = f"{_SELECT} WHERE {' AND '.join(where) or '1'} ORDER BY created {'DESC' if newest_first else 'ASC'}, id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_row(r) for r in self._read(sql, args)]
+
+    @staticmethod
+    def _where(project, kinds, session, pinned) -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        if project is not None:
+            where.append("project = ?")
+            args.append(project)
+        if kinds:
+            where.append(f"kind IN ({','.join('?' * len(kinds))})")
+            args.extend(kinds)
+        if session is not None:
+            where.append("session = ?")
+            args.append(session)
+        if pinned is not None:
+            where.append("pinned = ?")
+            args.append(1 if pinned else 0)
+        return where, args
+
+    def iter_rows(self, project: str | None = None, batch: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every memory (of a project), oldest id first, in batches (export)."""
+        last = 0
+        while True:
+            where, args = self._where(project, None, None, None)
+            where.append("id > ?")
+            args.append(last)
+            rows = self._read(f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY id LIMIT {int(batch)}", args)
+            if not rows:
+                return
+            for r in rows:
+                yield _row(r)
+            last = int(rows[-1][0])
+
+    def count(self, project: str | None = None) -> int:
+        where, args = self._where(project, None, None, None)
+        return int(self._read(f"SELECT COUNT(*) FROM memories WHERE {' AND '.join(where) or '1'}", args)[0][0])
+
+    def projects(self) -> list[tuple[str, int]]:
+        return [(p, int(n)) for p, n in self._read("SELECT project, COUNT(*) FROM memories GROUP BY project ORDER BY 2 DESC")]
+
+    def recent_ids(self, session: str, n: int) -> list[int]:
+        """The ids of the last ``n`` memories of a session (newest first)."""
+        rows = self._read("SELECT id FROM memories WHERE session = ? ORDER BY id DESC LIMIT ?", (session, int(n)))
+        return [int(r[0]) for r in rows]
+
+    def existing_keys(self, project: str, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` are already stored or tombstoned in ``project`` (transcript idempotency)."""
+        keys = list(dict.fromkeys(keys))
+        out: set[str] = set()
+        for i in range(0, len(keys), _CHUNK):
+            part = keys[i : i + _CHUNK]
+            marks = ",".join("?" * len(part))
+            for (k,) in self._read(f"SELECT dedupe_key FROM memories WHERE project = ? AND dedupe_key IN ({marks})"
+                                   f" UNION SELECT key FROM tombstones WHERE project = ? AND key IN ({marks})",
+                                   [project, *part, project, *part]):
+                out.add(k)
+        return out
+
+    def has_hash(self, project: str, text: str, session: str | None = None) -> bool:
+        """Whether this exact text is stored in the project (optionally in this session)."""
+        sql = "SELECT 1 FROM memories WHERE project = ? AND hash = ?"
+        args: list[Any] = [project, content_hash(text)]
+        if session is not None:
+            sql += " AND session = ?"
+            args.append(session)
+        return bool(self._read(sql + " LIMIT 1", args))
+
+    def fts_search(self, match: str, project: str | None, limit: int,
+                   weights: tuple[float, float] = (1.0, 0.7)) -> list[tuple[int, float]]:
+        """FTS5 BM25 over (text, context): [(id, score)] best first, score = -bm25
+        (higher is better). ``match`` is an FTS5 expression (build it with
+        ``memory.text.fts_or_query``); ``project`` None searches every project."""
+        if not match:
+            return []
+        sql = ("SELECT m.id, -bm25(memories_fts, ?, ?) AS s FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
+               " WHERE memories_fts MATCH ?")
+        args: list[Any] = [float(weights[0]), float(weights[1]), match]
+        if project is not None:
+            sql += " AND m.project = ?"
+            args.append(project)
+        sql += " ORDER BY s DESC LIMIT ?"
+        args.append(int(limit))
+        try:
+            rows = self._conn().execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
+                raise InvalidInput(f"bad full-text query {match!r}: {exc}") from None
+            raise StoreError(f"memory store search failed: {exc}") from None
+        return [(int(i), float(s)) for i, s in rows]
+
+    # ------------------------------------------------------------------ vectors
+
+    def vectors_since(self, model: str, last_id: int = 0, project: str | None = None):
+        """(ids int64 array, projects list, vectors float32 (n, dim)) for memories with
+        id > last_id that have a vector from ``model``, in id order."""
+        import numpy as np
+
+        sql = ("SELECT e.memory_id, m.project, e.dim, e.vector FROM embeddings e JOIN memories m ON m.id = e.memory_id"
+               " WHERE e.model = ? AND e.memory_id > ?")
+        args: list[Any] = [model, int(last_id)]
+        if project is not None:
+            sql += " AND m.project = ?"
+            args.append(project)
+        rows = self._read(sql + " ORDER BY e.memory_id", args)
+        if not rows:
+            return np.zeros(0, dtype=np.int64), [], np.zeros((0, 0), dtype=np.float32)
+        dim = int(rows[0][2])
+        rows = [r for r in rows if int(r[2]) == dim]  # a dim change means a different model export: skip odd rows
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        vecs = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), dim).astype(np.float32)
+        return ids, [r[1] for r in rows], vecs
+
+    def iter_embeddings(self, model: str, project: str | None = None, batch: int = 10_000):
+        """Yield (ids, projects, vectors) batches of ``model``'s vectors, id order."""
+        ids, projects, vecs = self.vectors_since(model, 0, project)
+        for i in range(0, len(ids), batch):
+            yield ids[i : i + batch], projects[i : i + batch], vecs[i : i + batch]
+
+    def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[int, str]]:
+        """(id, text) of memories without a ``model`` vector (backfill after a model change)."""
+        rows = self._read("SELECT m.id, m.text FROM memories m LEFT JOIN embeddings e ON e.memory_id = m.id AND"
+                          " e.model = ? WHERE e.memory_id IS NULL ORDER BY m.id LIMIT ?", (model, int(limit)))
+        return [(int(i), t) for i, t in rows]
+
+    def stats(self) -> dict[str, Any]:
+        size = 0
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                size += os.path.getsize(str(self.path) + suffix)
+            except OSError:
+                pass
+        n = int(self._read("SELECT COUNT(*) FROM memories")[0][0])
+        e = int(self._read("SELECT COUNT(*) FROM embeddings")[0][0])
+        return {"path": str(self.path), "memories": n, "embeddings": e, "bytes": size,
+                "schema_version": self.schema_version, "projects": len(self.projects())}
