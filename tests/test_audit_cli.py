@@ -107,3 +107,31 @@ def test_seal_packs_then_verify(cli_runner, plugin):
 def test_help(cli_runner):
     res = cli_runner.invoke(cli, ["audit", "--help"])
     assert res.exit_code == 0 and "verify" in res.output and "proof" in res.output
+
+
+def test_shipped_packs_match_their_tracked_sums():
+    """The repository's anchors/*.json must match anchors/SHA256SUMS (run `audit seal-packs` after a change)."""
+    from compass_hooks.audit.verify import check_shipped_packs
+    from compass_hooks.audit.packs import shipped_dir
+
+    n, problems = check_shipped_packs(shipped_dir(get_paths()))
+    assert n >= 1 and problems == []
+
+
+def test_anchor_commands_are_audited_and_a_hand_edit_is_caught(cli_runner):
+    add = ["anchors", "add", "You deleted the test instead of fixing the bug", "--polarity", "negative",
+           "--category", "test_tampering", "--id", "user-t1"]
+    assert cli_runner.invoke(cli, add).exit_code == 0
+    res = cli_runner.invoke(cli, ["audit", "verify", "--json"])
+    data = json.loads(res.output)
+    assert res.exit_code == 0 and data["entries"] == 2, res.output
+    actions = [(e["action"], e["object_id"]) for e in json.loads(cli_runner.invoke(cli, ["audit", "show", "--json"]).output)["entries"]]
+    assert actions == [("anchor-add", "user-t1"), ("pack-change", "user")]
+    user = get_paths().anchors_user / "user.json"
+    user.write_text(user.read_text().replace("deleted", "kept"))
+    res = cli_runner.invoke(cli, ["audit", "verify"])
+    assert res.exit_code == 1 and "pack user differs from its last logged hash (seq 1)" in res.output
+    # A later audited change logs the file's new state (a documented limit: verify checks the current state).
+    assert cli_runner.invoke(cli, ["anchors", "remove", "user-t1"]).exit_code == 0
+    assert cli_runner.invoke(cli, ["audit", "verify"]).exit_code == 0
+    assert len(json.loads(cli_runner.invoke(cli, ["audit", "show", "--json"]).output)["entries"]) == 4
