@@ -1,0 +1,234 @@
+"""MCP client configs for the editors we support, and a writer that merges ours in.
+
+The writer never clobbers: it parses the existing file, touches only our own
+entry (``compass``), keeps every other server and setting, writes a timestamped
+backup before changing anything, and does nothing when the entry is already
+right (idempotent). Files it cannot parse safely (JSON with comments, a YAML
+file that is not ours) are refused with the snippet to paste by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from compass_hooks.errors import InvalidInput
+
+from . import SERVER_NAME
+
+READ_ONLY_TOOLS = ["drift_check", "recall", "constraints", "status"]
+_YAML_MARKER = "# compass-hooks MCP server (written by `compass-hook mcp config continue`)"
+
+
+def server_command() -> list[str]:
+    """Absolute command for this install's server: the venv's ``compass-mcp`` script.
+
+    ``sys.prefix`` (not the resolved interpreter) so a venv stays a venv: its python
+    is usually a symlink to the base interpreter, which has no compass-hooks.
+    """
+    script = Path(sys.prefix) / ("Scripts/compass-mcp.exe" if os.name == "nt" else "bin/compass-mcp")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("compass-mcp")
+    if found:
+        return [str(Path(found).absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "mcp_server"]
+
+
+def server_env() -> dict[str, str]:
+    """Only what the user chose: COMPASS_HOME when it is set (the data dir must match the hooks')."""
+    home = os.environ.get("COMPASS_HOME")
+    return {"COMPASS_HOME": str(Path(home).expanduser().absolute())} if home else {}
+
+
+def _home() -> Path:
+    return Path.home()
+
+
+def _app_config_dir() -> Path:
+    """Where desktop apps keep their settings: ~/Library/Application Support, %APPDATA% or ~/.config."""
+    if sys.platform == "darwin":
+        return _home() / "Library" / "Application Support"
+    if os.name == "nt":
+        return Path(os.environ.get("APPDATA", _home() / "AppData" / "Roaming"))
+    return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
+
+
+@dataclass(frozen=True)
+class Client:
+    name: str
+    title: str
+    default_path: Callable[[], Path]
+    container: str  # top-level key holding the servers ("" for Continue's YAML block file)
+    entry: Callable[[list[str], dict[str, str]], dict[str, Any]]
+    note: str = ""
+
+
+def _stdio(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+    return {"command": cmd[0], "args": cmd[1:], "env": env}
+
+
+def _cline(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+    # Read-only tools are auto-approved; remember/forget change the store, so Cline asks.
+    return {**_stdio(cmd, env), "disabled": False, "autoApprove": list(READ_ONLY_TOOLS)}
+
+
+def _zed(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+    return {"source": "custom", **_stdio(cmd, env)}
+
+
+CLIENTS: dict[str, Client] = {c.name: c for c in (
+    Client("claude-code", "Claude Code", lambda: Path.cwd() / ".mcp.json", "mcpServers", _stdio,
+           "Project scope (.mcp.json in this directory). The compass-hooks plugin already bundles this server; "
+           "use this only without the plugin."),
+    Client("claude-desktop", "Claude Desktop", lambda: _app_config_dir() / "Claude" / "claude_desktop_config.json",
+           "mcpServers", _stdio, "Restart Claude Desktop after writing."),
+    Client("cursor", "Cursor", lambda: _home() / ".cursor" / "mcp.json", "mcpServers", _stdio,
+           "Global; for one project use --path .cursor/mcp.json."),
+    Client("cline", "Cline", lambda: _app_config_dir() / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+           / "settings" / "cline_mcp_settings.json", "mcpServers", _cline,
+           "Read-only tools are in autoApprove; remember and forget ask first."),
+    Client("windsurf", "Windsurf", lambda: _home() / ".codeium" / "windsurf" / "mcp_config.json", "mcpServers",
+           _stdio),
+    Client("zed", "Zed", lambda: _app_config_dir() / "zed" / "settings.json" if sys.platform != "darwin"
+           else _home() / ".config" / "zed" / "settings.json", "context_servers", _zed,
+           "Zed supports MCP tools and prompts; Compass is tools-only."),
+    Client("continue", "Continue", lambda: _home() / ".continue" / "mcpServers" / "compass.yaml", "", _stdio,
+           "A block file of its own; for one workspace use --path .continue/mcpServers/compass.yaml."),
+)}
+
+
+def get_client(name: str) -> Client:
+    try:
+        return CLIENTS[name]
+    except KeyError:
+        raise InvalidInput(f"unknown MCP client {name!r}", f"choose one of: {', '.join(CLIENTS)}") from None
+
+
+def entry_for(client: str) -> dict[str, Any]:
+    return get_client(client).entry(server_command(), server_env())
+
+
+def _yaml_str(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid YAML double-quoted scalar
+
+
+def continue_yaml(entry: dict[str, Any]) -> str:
+    from compass_hooks import __version__
+
+    lines = [_YAML_MARKER, "name: Compass", f"version: {__version__}", "schema: v1", "mcpServers:",
+             f"  - name: {SERVER_NAME}", f"    command: {_yaml_str(entry['command'])}"]
+    lines.append("    args: [" + ", ".join(_yaml_str(a) for a in entry["args"]) + "]")
+    if entry["env"]:
+        lines.append("    env:")
+        lines.extend(f"      {k}: {_yaml_str(v)}" for k, v in entry["env"].items())
+    else:
+        lines.append("    env: {}")
+    return "\n".join(lines) + "\n"
+
+
+def snippet(client: str) -> str:
+    """The text `compass-hook mcp config CLIENT` prints."""
+    c = get_client(client)
+    entry = entry_for(client)
+    if not c.container:
+        return continue_yaml(entry)
+    text = json.dumps({c.container: {SERVER_NAME: entry}}, indent=2)
+    if client == "claude-code":
+        env = " ".join(f"--env {k}={shlex.quote(v)}" for k, v in entry["env"].items())
+        cmd = " ".join(shlex.quote(p) for p in [entry["command"], *entry["args"]])
+        text += f"\n\nor, for every project:\n  claude mcp add --scope user {env + ' ' if env else ''}{SERVER_NAME} -- {cmd}"
+    return text
+
+
+@dataclass
+class WriteResult:
+    client: str
+    path: Path
+    action: str  # created | updated | unchanged
+    backup: Path | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"client": self.client, "path": str(self.path), "action": self.action,
+                "backup": str(self.backup) if self.backup else None}
+
+
+def _backup(path: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while backup.exists():  # two writes in one second keep both backups
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+        n += 1
+    shutil.copy2(path, backup)
+    return backup
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = (path.stat().st_mode & 0o777) if path.exists() else 0o600
+    tmp = path.with_name(f".{path.name}.compass-tmp-{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _load_json(path: Path, client: Client) -> dict[str, Any]:
+    raw = path.read_text(encoding="utf-8")
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{path} is not plain JSON ({exc.msg} at line {exc.lineno}); not touching it",
+            f"comments or trailing commas cannot be merged safely: add the snippet from "
+            f"`compass-hook mcp config {client.name}` under \"{client.container}\" by hand") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} does not hold a JSON object; not touching it")
+    servers = data.get(client.container)
+    if servers is not None and not isinstance(servers, dict):
+        raise InvalidInput(f"{path}: \"{client.container}\" is not an object; not touching it")
+    return data
+
+
+def write_config(client: str, path: Path | None = None) -> WriteResult:
+    """Merge our server into the client's config file (see the module docstring)."""
+    c = get_client(client)
+    path = (path or c.default_path()).expanduser().absolute()
+    entry = entry_for(client)
+    if not c.container:
+        text = continue_yaml(entry)
+        if path.exists():
+            old = path.read_text(encoding="utf-8")
+            if old == text:
+                return WriteResult(client, path, "unchanged", None)
+            if _YAML_MARKER not in old:
+                raise InvalidInput(f"{path} exists and was not written by compass-hooks; not touching it",
+                                   "point --path at a new file in a mcpServers/ folder (e.g. "
+                                   ".continue/mcpServers/compass.yaml)")
+            backup = _backup(path)
+            _atomic_write(path, text)
+            return WriteResult(client, path, "updated", backup)
+        _atomic_write(path, text)
+        return WriteResult(client, path, "created", None)
+
+    if path.exists():
+        data = _load_json(path, c)
+        servers = data.setdefault(c.container, {})
+        if servers.get(SERVER_NAME) == entry:
+            return WriteResult(client, path, "unchanged", None)
+        backup = _backup(path)
+        servers[SERVER_NAME] = entry
+        _atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return WriteResult(client, path, "updated", backup)
+    _atomic_write(path, json.dumps({c.container: {SERVER_NAME: entry}}, indent=2) + "\n")
+    return WriteResult(client, path, "created", None)
