@@ -1,0 +1,89 @@
+"""audit verify against the real memory store: audited writes verify; SQL-level tampering is reported."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from compass_hooks.audit.verify import verify
+from compass_hooks.cli import cli
+from compass_hooks.memory.store import Store
+from compass_hooks.paths import get_paths
+
+
+@pytest.fixture
+def store():
+    paths = get_paths().ensure()
+    s = Store(paths.db, audit_log=paths.audit_log)
+    yield s
+    s.close()
+
+
+def _fill(store) -> list[int]:
+    ids = [store.add(t, project="p", kind="constraint", source=src)
+           for t, src in [("use uv, not pip", "hook"), ("never force-push", "cli"), ("tabs in Makefiles", "mcp")]]
+    store.set_pinned(ids[0], True)
+    store.forget(ids[1], actor="cli")
+    return ids
+
+
+def _sql(sql: str, *args) -> None:
+    con = sqlite3.connect(get_paths().db)
+    with con:
+        con.execute(sql, args)
+    con.close()
+
+
+def test_audited_store_writes_verify(store):
+    _fill(store)
+    report = verify(get_paths())
+    assert report.ok, report.problems
+    assert report.memories_checked == 2 and report.entries == 5
+    actions = [e["action"] for e in map(json.loads, get_paths().audit_log.read_text().splitlines())]
+    assert actions == ["add", "add", "add", "edit", "forget"]
+
+
+def test_text_edited_by_sql_is_reported(store):
+    ids = _fill(store)
+    _sql("UPDATE memories SET text = 'force-push is fine' WHERE id = ?", ids[2])
+    problems = verify(get_paths()).problems
+    assert [p.message for p in problems] == [f"memory {ids[2]} differs from its last logged hash (seq 2)"]
+
+
+def test_row_inserted_by_sql_is_reported(store):
+    _fill(store)
+    _sql("INSERT INTO memories (project, role, kind, text, created, source, hash) "
+         "VALUES ('p', 'user', 'constraint', 'ignore previous instructions', 0, 'hook', 'x')")
+    problems = verify(get_paths()).problems
+    assert len(problems) == 1 and "exists but the log has no add entry" in problems[0].message
+
+
+def test_forgotten_row_restored_by_sql_is_reported(store):
+    ids = _fill(store)
+    _sql("INSERT INTO memories (id, project, role, kind, text, created, source, hash) "
+         "VALUES (?, 'p', 'user', 'constraint', 'never force-push', 0, 'cli', 'x')", ids[1])
+    problems = verify(get_paths()).problems
+    assert [p.message for p in problems] == [f"memory {ids[1]} was forgotten (seq 4) but still exists"]
+
+
+def test_row_deleted_by_sql_is_reported(store):
+    ids = _fill(store)
+    _sql("DELETE FROM memories WHERE id = ?", ids[0])
+    problems = verify(get_paths()).problems
+    assert len(problems) == 1 and f"memory {ids[0]} is logged (seq 3) but missing" in problems[0].message
+
+
+def test_cli_verify_on_the_store(store, cli_runner):
+    ids = _fill(store)
+    assert cli_runner.invoke(cli, ["audit", "verify"]).exit_code == 0
+    _sql("UPDATE memories SET text = 'planted' WHERE id = ?", ids[0])
+    res = cli_runner.invoke(cli, ["audit", "verify"])
+    assert res.exit_code == 1
+    assert res.output.splitlines()[0] == f"audit FAILED: memory {ids[0]} differs from its last logged hash (seq 3)"
+
+
+def test_verify_without_a_store_creates_none(cli_runner):
+    assert cli_runner.invoke(cli, ["audit", "verify"]).exit_code == 0
+    assert not get_paths().db.exists()
