@@ -1,0 +1,69 @@
+"""``compass-hook eval locomo``: turn- and session-level recall on LoCoMo, through
+the product's store and search (a throw-away data dir, the configured model)."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from . import echo_json
+
+
+@click.command("locomo")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N conversations.")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["dense", "bm25", "rrf", "hybrid"]),
+              help="Fusion mode(s) to evaluate (default: all four).")
+@click.option("--vector-cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Eval-only: keep turn vectors in this dir and reuse them on the next run.")
+def eval_locomo(file: Path, as_json: bool, limit: int | None, modes: tuple[str, ...], vector_cache: Path | None) -> None:
+    """Recall@1/5/10 on LoCoMo FILE (locomo10.json) for dense, BM25, RRF and hybrid search.
+
+    Imports every turn into a temporary store (one project per conversation,
+    ref = dia_id), asks every question that has evidence, and reports turn-level
+    recall (an evidence turn in the top k) and session-level recall (an evidence
+    session among the first k sessions), overall, per category and for the
+    tuning (conversations 0-4) / held-out (5-9) split.
+    """
+    from ..core import Core
+    from ..memory import locomo
+    from ..paths import get_paths
+
+    convs = locomo.load(file, limit)
+    with tempfile.TemporaryDirectory(prefix="compass-locomo-") as tmp:
+        base = get_paths()
+        t = Path(tmp)
+        paths = dataclasses.replace(base, data=t, db=t / "compass.db", audit_log=t / "audit.log", logs=t / "logs",
+                                    run=t / "run", socket=t / "run" / "w.sock", anchors_user=t / "anchors")
+        core = Core(paths=paths)
+        try:
+            total = sum(len(c.turns) for c in convs)
+            t0 = time.perf_counter()
+            with click.progressbar(length=total, label="importing turns", file=click.get_text_stream("stderr"),
+                                   show_pos=True) as bar:
+                for conv in convs:
+                    locomo.ingest(core, conv, cache=vector_cache, progress=bar.update)
+            ingest_s = time.perf_counter() - t0
+            report = locomo.evaluate(core, convs, modes or ("dense", "bm25", "rrf", "hybrid"))
+        finally:
+            core.close()
+    report["model"] = core.embedder.name
+    report["file"] = str(file)
+    report["ingest_s"] = round(ingest_s, 1)
+    if as_json:
+        echo_json(report)
+    else:
+        click.echo(f"{file} (model {report['model']}, import {report['ingest_s']} s)")
+        click.echo(locomo.format_table(report))
+
+
+def register(cli: click.Group) -> None:
+    group = cli.commands.get("eval")
+    if group is None or not isinstance(group, click.Group):  # cmd_eval owns the group; without it, nothing to attach to
+        return
+    group.add_command(eval_locomo)
