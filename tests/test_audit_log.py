@@ -95,10 +95,10 @@ def test_disk_full_leaves_no_partial_line(monkeypatch):
         real_write(fd, data[: len(data) // 2])  # the disk took half of it, then filled up
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(os, "write", half_then_enospc)
-    with pytest.raises(AuditError) as info:
-        _add(paths, "m2")
-    monkeypatch.undo()
+    with monkeypatch.context() as m:
+        m.setattr(os, "write", half_then_enospc)
+        with pytest.raises(AuditError) as info:
+            _add(paths, "m2")
     assert "No space left" in str(info.value) and "free disk space" in str(info.value)
     assert paths.audit_log.read_bytes() == before
     assert _add(paths, "m3")["seq"] == 1  # the log is still usable afterwards
