@@ -62,6 +62,14 @@ def instruction_flags(text: str) -> list[str]:
     flags = [name for name, rx in _COMPILED if rx.search(flat)]
     if flat != text:
         flags.append("invisible-characters")
+    if not flags:
+        # The store flags text at write time with the memory module's detector (it also knows some
+        # non-English phrasings); anything it flags is flagged here too, so the two never disagree
+        # in the direction that matters.
+        from .memory.privacy import looks_like_instructions
+
+        if looks_like_instructions(flat):
+            flags.append("instruction-pattern")
     return flags
 
 
