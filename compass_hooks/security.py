@@ -168,6 +168,27 @@ def peer_uid(sock: socket.socket) -> int:
     raise OSError("cannot read the peer's uid on this platform")  # pragma: no cover
 
 
+def socket_problem(path: str | os.PathLike) -> str | None:
+    """Why the socket file at ``path`` must not be trusted (None: it is ours, or absent).
+
+    A client must check this before connecting: a socket planted by another user
+    (e.g. in a pre-created ``/tmp/compass-<uid>`` fallback dir) would otherwise
+    receive every prompt and could answer with injected context.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISSOCK(st.st_mode):
+        return f"{path} is not a socket"
+    if st.st_uid != os.getuid():
+        return f"socket {path} is owned by uid {st.st_uid}, not you ({os.getuid()})"
+    parent = os.lstat(os.path.dirname(os.path.abspath(path)) or ".")
+    if parent.st_uid != os.getuid() or stat.S_IMODE(parent.st_mode) & 0o022:
+        return f"the socket dir of {path} is owned by uid {parent.st_uid} or writable by others"
+    return None
+
+
 def _socket_inodes(pid: int) -> set[int]:
     inodes = set()
     fd_dir = Path(f"/proc/{pid}/fd")
