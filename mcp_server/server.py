@@ -7,6 +7,8 @@ the protocol (the SDK also diverts fd 1 to stderr while it serves).
 from __future__ import annotations
 
 import os
+import sqlite3
+from contextlib import closing
 import warnings
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,8 @@ def project_id_for(path: Path) -> str:
 
 
 class ProjectResolver:
-    """Default project: the client's first root (MCP roots), else this server's cwd.
+    """Default project: the client's first root (MCP roots), else ``$CLAUDE_PROJECT_DIR``
+    (Claude Code sets it for plugin servers), else this server's cwd.
 
     Roots are asked once per client session (cached by session object), with a short
     timeout: clients that do not offer them must not slow down every tool call.
@@ -51,6 +54,9 @@ class ProjectResolver:
     ROOTS_TIMEOUT_S = 2.0
 
     def __init__(self, cwd: Path | None = None):
+        env_dir = os.environ.get("CLAUDE_PROJECT_DIR")
+        if cwd is None and env_dir and Path(env_dir).is_dir():
+            cwd = Path(env_dir)
         self.cwd = (cwd or Path.cwd()).resolve()
         self._roots: dict[int, Path | None] = {}
 
@@ -104,7 +110,9 @@ class ProjectResolver:
                         f"argument 'project': {raw!r} is not a directory",
                         "pass an existing project directory, a project id, or leave it empty for the workspace"))
                 return await anyio.to_thread.run_sync(project_id_for, path.resolve())
-            return raw  # already a project id
+            from compass_hooks.memory.project import resolve
+
+            return resolve(raw)  # a project id, or "global" for the global scope
         base = await self._client_root(ctx) or self.cwd
         return await anyio.to_thread.run_sync(project_id_for, base)
 
@@ -152,13 +160,14 @@ def status_report(backend: tools.Backend) -> dict[str, Any]:
         model = {"name": None, "ready": False, "detail": str(exc)}
     size = sum(p.stat().st_size for p in (paths.db, Path(f"{paths.db}-wal")) if p.exists())
     store: dict[str, Any] = {"path": str(paths.db), "exists": paths.db.exists(), "bytes": size}
-    try:
-        from compass_hooks import ops
-
-        if "stats" in ops.load_ops():
-            store.update(backend.call_sync("stats"))
-    except Exception as exc:
-        store["detail"] = f"stats unavailable: {exc}"
+    if paths.db.exists():
+        try:  # read-only and outside the service: status must answer even when the worker does not
+            with closing(sqlite3.connect(f"file:{paths.db}?mode=ro", uri=True, timeout=1.0)) as conn:
+                store["memories"] = int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+        except sqlite3.Error as exc:
+            store["detail"] = f"cannot count memories: {exc}"
+    else:
+        store["memories"] = 0
     return {"model": model, "worker": _worker_status(backend), "store": store, "data_dir": str(paths.data),
             "versions": versions(include_export=False), "log": str(paths.logs / "mcp.log")}
 
