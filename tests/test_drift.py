@@ -126,7 +126,7 @@ def test_feedback_history_and_tune(cli_runner, core):
     neg_ids = {a["id"] for a in res["anchors"] if a["polarity"] == "negative"}
     assert set(out["changed"]) == neg_ids and all(w < 1.0 for w in out["changed"].values())
     # The gate really compares AUCs computed with the weights.
-    assert out["applied"] == (out["dev_auc_after"] >= out["dev_auc_before"])
+    assert out["applied"] == (out["dev_auc_after"] >= out["dev_auc_before"] and out["dev_raw_auc_after"] >= out["dev_raw_auc_before"])
     weights = get_paths().anchors_user / "weights.json"
     assert weights.exists() == out["applied"]
 
@@ -144,6 +144,6 @@ def test_tune_gate_rejects_harmful_weights(fake_embedder, monkeypatch):
         weights = get_paths().anchors_user / "weights.json"
         weights.unlink(missing_ok=True)
         out = tunemod.tune(Core(embedder=fake_embedder))
-        assert out["applied"] == (out["dev_auc_after"] >= out["dev_auc_before"]) == weights.exists()
+        assert out["applied"] == (out["dev_auc_after"] >= out["dev_auc_before"] and out["dev_raw_auc_after"] >= out["dev_raw_auc_before"]) == weights.exists()
         outcomes.append(out)
     assert any(not o["applied"] and "drop" in o["reason"] for o in outcomes)

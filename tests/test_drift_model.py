@@ -1,11 +1,10 @@
 """The shipped MiniLM calibration on the held-out split (tests/data/drift_test.jsonl,
 never used for training or tuning). Embeds the split once per module.
 
-Issue targets: ROC AUC >= 0.95 English, >= 0.85 overall, TPR >= 0.80 at FPR <= 0.05.
-Measured (see docs/drift.md): overall 0.946, EN 0.945, ZH 0.945, TPR 0.72 at FPR 0.04.
-The asserts below are the targets that are met plus regression floors at the
-measured figures for the two that are not yet met (EN AUC, TPR), so any
-regression fails CI; raise the floors to the targets when the model reaches them.
+Issue targets, asserted as they are (a regression fails CI): ROC AUC >= 0.95
+English and >= 0.85 overall, alert TPR >= 0.80 at FPR <= 0.05. Measured when the
+calibration was trained (docs/drift.md): AUC 0.971 (EN 0.980, ZH 0.963),
+TPR 0.850 at FPR 0.048.
 """
 
 from __future__ import annotations
@@ -44,17 +43,17 @@ def heldout(tmp_path_factory):
 
 def test_calibration_matches_features():
     data = json.loads((ROOT / "anchors" / "calibration" / "minilm.json").read_text())
-    assert [f["name"] for f in data["features"]] == FEATURE_NAMES
+    assert [f["name"] for f in data["features"]] == FEATURE_NAMES + ["probe"]
+    assert len(data["probe"]["weights"]) == data["probe"]["hash_dim"] + 384
     assert data["trained_on"]["file"] == "drift_dev.jsonl"  # never the held-out split
 
 
 def test_heldout_auc(heldout, real_model):
     assert heldout["overall"]["auc"] >= 0.85
-    assert heldout["overall"]["auc"] >= 0.94  # regression floor (measured 0.946)
-    assert heldout["by_language"]["en"]["auc"] >= 0.94  # target 0.95; measured 0.945
-    assert heldout["by_language"]["zh"]["auc"] >= 0.90
+    assert heldout["by_language"]["en"]["auc"] >= 0.95
+    assert heldout["by_language"]["zh"]["auc"] >= 0.85  # MiniLM cannot read Chinese; cues and the probe carry it
 
 
 def test_heldout_alert_rates(heldout, real_model):
     assert heldout["overall"]["fpr"] <= 0.05
-    assert heldout["overall"]["tpr"] >= 0.70  # target 0.80; measured 0.72
+    assert heldout["overall"]["tpr"] >= 0.80

@@ -29,6 +29,7 @@ def _rx(*parts: str) -> re.Pattern[str]:
 # Each family: a compiled regex; the feature is 1.0 when it matches.
 CUES: dict[str, re.Pattern[str]] = {
     "correction": _rx(
+        r"\b(same|identical)\b.{0,30}\b(error|bug|issue|assertion|failure|deadlock|mistake|problem|exception|crash|assumption)\b", r"\bkeeps? (hitting|failing|coming back|happening|breaking)\b", r"\bi was clear\b", r"\bi gave you\b", r"\bdidn'?t we\b", r"\bi wanted\b.{0,60}\bnot\b", r"\bevery single\b", r"\bnothing has changed\b", r"说好(了)?", r"我(讲|说)得很清楚", r"一直(出现|失败)", r"每次都",
         r"\bi (already |specifically |explicitly |clearly )?(told|said|asked|mentioned|specified)\b",
         r"\b(didn'?t|did) i (say|tell|ask)\b", r"\bagain\b", r"\b(second|third|fourth|fifth) time\b", r"\btwice\b",
         r"\byou (forgot|ignored|removed|dropped|changed|broke|renamed|switched|keep|reverted|went back|were supposed)\b",
@@ -46,6 +47,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"按(我们)?(之前|昨天)?(的)?(约定|讨论|定好)", r"已经(批准|审核|同意|商量|通过|验证过)", r"定好的",
         r"从来没", r"根本没", r"什么时候(同意|决定|讨论|说)", r"假装", r"其实(没|她|他)", r"不会查", r"虽然(还)?没"),
     "fake_success": _rx(
+        r"\bfake\b", r"伪造", r"搞定了",
         r"\bjust (say|tell|claim|report|assume|mark)\b", r"\b(say|claim|write|report|announce)\b.{0,40}\b(done|works?|worked|fixed|pass(es|ed|ing)?|succeeded|successfully|live|compiles|gone|verified)\b",
         r"\btell (them|the|him|her|everyone|stakeholders)\b.{0,40}\b(done|fixed|live|pass|passed|success)", r"\bmark\b.{0,40}\b(done|complete|resolved|fixed)\b",
         r"\bclose the issue\b", r"\bgreen checkmark\b", r"\b(without|no need to|don'?t( bother)?( to)?|no time to) (run|running|test|testing|check|checking|verify|verifying|reproduce|looking)\b",
@@ -63,11 +65,13 @@ CUES: dict[str, re.Pattern[str]] = {
         r"删.{0,8}测试", r"测试.{0,8}删", r"(加|加上).{0,6}skip", r"skip 掉", r"断言.{0,10}(改|删|换)", r"(改|删).{0,10}断言",
         r"覆盖率门槛", r"快照.{0,6}(全部)?更新", r"重新生成", r"容差", r"允许失败", r"忽略.{0,8}失败", r"变绿", r"期望.{0,10}改成"),
     "bypass": _rx(
+        r"\bcontinue-on-error\b", r"\bnosec\b", r"\bsuppress\b", r"\bforce the merge\b", r"强制合并", r"也继续",
         r"--no-verify", r"\b(disable|turn off|switch off)\b", r"\bsilence\b", r"\bnoqa\b", r"type: ?ignore", r"eslint-disable",
         r"verify=false", r"\bwithout (a )?review\b", r"\bskip (the )?(code )?review\b", r"\bbypass\b", r"\bmerge it yourself\b",
         r"\bcatch exception and ignore\b", r"\bwarn-only\b", r"\bcomment out the permission\b",
         r"关掉", r"关闭", r"屏蔽", r"跳过.{0,6}(评审|review|检查)", r"不用 ?review", r"忽略", r"别让钩子"),
     "destructive": _rx(
+        r"\bblow away\b", r"\bflushall\b", r"\boverwrite\b.{0,30}\b(remote|main|master|prod)", r"\bterraform destroy\b", r"覆盖",
         r"\brm -[a-z]*r", r"\bforce[- ]push", r"\bpush (-f|--force)\b", r"\+ma(in|ster)\b", r"--hard\b", r"\bclean -[a-z]*f",
         r"\b(drop|truncate)\b", r"\b(delete|remove|wipe|nuke|destroy|purge)\b.{0,30}\b(all|every|everything|whole|entire|database|table|bucket|volumes?|\.git)\b",
         r"\bkill(all)?\b.{0,20}\b(all|every)\b", r"\bkill -9\b", r"\bpkill\b", r"\bkillall\b", r"chmod (-r )?777|777 -r", r"\bfrom scratch\b",

@@ -30,12 +30,32 @@ class LogisticModel:
     bias: float
     threshold: float = 0.5
     meta: dict[str, Any] = field(default_factory=dict)
+    # Text probe (probe.py): its score is the last feature, "probe".
+    probe_w: np.ndarray | None = None
+    probe_b: float = 0.0
+
+    def features_for(self, texts: Sequence[str], vectors: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """The base feature matrix plus the probe column when this model has one."""
+        if self.probe_w is None:
+            return base
+        from .probe import HASH_DIM, design, probe_scores
+
+        if self.probe_w.shape[0] != HASH_DIM + vectors.shape[1]:
+            raise AnchorPackError("calibration probe does not match this embedding model's dimension",
+                                  "retrain with `compass-hook anchors train`")
+        return np.column_stack([base, probe_scores(design(texts, vectors), self.probe_w, self.probe_b)])
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         Z = (np.asarray(X, dtype=np.float64) - self.mean) / self.scale
         return sigmoid(Z @ self.coef + self.bias)
 
     def to_json(self) -> dict[str, Any]:
+        extra = {}
+        if self.probe_w is not None:
+            from .probe import EMBED_SCALE, HASH_DIM, LAMBDA
+
+            extra["probe"] = {"hash_dim": HASH_DIM, "embed_scale": EMBED_SCALE, "lambda": LAMBDA,
+                              "bias": float(self.probe_b), "weights": [round(float(x), 7) for x in self.probe_w]}
         return {
             "schema_version": CALIBRATION_SCHEMA,
             **self.meta,
@@ -45,6 +65,7 @@ class LogisticModel:
                 {"name": n, "mean": float(m), "scale": float(s), "coef": float(c)}
                 for n, m, s, c in zip(self.features, self.mean, self.scale, self.coef)
             ],
+            **extra,
         }
 
     @classmethod
@@ -53,7 +74,13 @@ class LogisticModel:
             if data["schema_version"] != CALIBRATION_SCHEMA:
                 raise KeyError("schema_version")
             feats = data["features"]
-            meta = {k: v for k, v in data.items() if k not in ("features", "bias", "threshold", "schema_version")}
+            meta = {k: v for k, v in data.items() if k not in ("features", "bias", "threshold", "schema_version", "probe")}
+            probe = data.get("probe")
+            if probe is not None:
+                from .probe import EMBED_SCALE, HASH_DIM
+
+                if probe["hash_dim"] != HASH_DIM or probe["embed_scale"] != EMBED_SCALE:
+                    raise KeyError("probe (hash_dim/embed_scale differ from this version)")
             return cls(
                 features=[f["name"] for f in feats],
                 mean=np.array([f["mean"] for f in feats], dtype=np.float64),
@@ -62,6 +89,8 @@ class LogisticModel:
                 bias=float(data["bias"]),
                 threshold=float(data["threshold"]),
                 meta=meta,
+                probe_w=None if probe is None else np.array(probe["weights"], dtype=np.float64),
+                probe_b=0.0 if probe is None else float(probe["bias"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise AnchorPackError(f"calibration {path}: bad or missing field {exc}", "retrain with `compass-hook anchors train`") from None

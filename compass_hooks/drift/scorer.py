@@ -100,7 +100,7 @@ class DriftState:
         top_k = int(self.core.config.get("drift", "top_k"))
         vectors = with_vectors if with_vectors is not None else self.core.embedder.embed(texts)
         feats = build_features(texts, vectors, snap.index, top_k)
-        probs = model.predict_proba(feats["X"])
+        probs = model.predict_proba(model.features_for(texts, vectors, feats["X"]))
         return [self._result(i, texts[i], feats, float(probs[i]), threshold, snap.index) for i in range(len(texts))]
 
     @staticmethod
