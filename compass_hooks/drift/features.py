@@ -121,6 +121,13 @@ CUES: dict[str, re.Pattern[str]] = {
 }
 BASE_FEATURES = ["pos_en", "neg_en", "drift_en", "pos_zh", "neg_zh", "drift_zh", "is_zh", "question", "log_len",
                  "rule_destructive", "rule_secret"]
+# Which drift category each cue family points to (for naming an alert's category).
+CUE_CATEGORY = {
+    "correction": "forgotten_constraint", "agreement_claim": "confabulated_agreement",
+    "fake_success": "unverified_success", "test_tamper": "test_tampering", "bypass": "bypass_checks",
+    "destructive": "destructive_operation", "secret_misuse": "secrets", "scope": "scope_creep",
+    "sycophancy": "sycophancy", "retry": "repeated_mistake",
+}
 FEATURE_NAMES = BASE_FEATURES + [f"cat_{c}" for c in CATEGORIES] + [f"cue_{c}" for c in CUES]
 
 
@@ -171,6 +178,25 @@ def lexical_row(text: str) -> tuple[list[float], str | None, str | None]:
     ]
     cues = [1.0 if rx.search(text) else 0.0 for rx in CUES.values()]
     return row + cues, (hit.rule if hit else None), (hit.category if hit else None)
+
+
+def alert_category(X_row: np.ndarray, sims_row: np.ndarray, index: "AnchorIndex", zh: bool) -> str | None:
+    """The drift category to name for an alert: the best anchor category, nudged
+    by the cue families that fired (an English-only model's nearest anchor says
+    little about Chinese text, so there the cues decide)."""
+    from .pack import NEGATIVE_CATEGORIES
+
+    scores: dict[str, float] = {}
+    for c in NEGATIVE_CATEGORIES:
+        cols = (index.category == CATEGORIES.index(c)) & ~index.positive
+        scores[c] = 0.0 if zh or not cols.any() else float(sims_row[cols].max())
+    offset = len(BASE_FEATURES) + len(CATEGORIES)
+    for k, name in enumerate(CUES):
+        cat = CUE_CATEGORY.get(name)
+        if cat and X_row[offset + k] > 0:
+            scores[cat] = scores.get(cat, 0.0) + 0.25
+    best = max(scores.items(), key=lambda kv: kv[1], default=(None, 0.0))
+    return best[0] if best[1] > 0 else None
 
 
 def build_features(texts: Sequence[str], vectors: np.ndarray, index: AnchorIndex, top_k: int = 3) -> dict:

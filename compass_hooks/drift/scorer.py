@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import AnchorPackError, CompassError
 from ..logs import get_logger
 from . import pack as packmod
-from .features import AnchorIndex, build_features
+from .features import BASE_FEATURES, AnchorIndex, alert_category, build_features
 from .model import LogisticModel, load_calibration, safe_model_name
 
 log = get_logger("drift")
@@ -115,9 +115,8 @@ class DriftState:
         if alert:
             if rule_cat:
                 category = rule_cat
-            else:  # the negative category the prompt is closest to
-                neg = [j for j in np.argsort(-sims) if not index.positive[j]]
-                category = index.anchors[neg[0]].category if neg else None
+            else:
+                category = alert_category(feats["X"][i], sims, index, bool(feats["X"][i][BASE_FEATURES.index("is_zh")]))
         return {"text": text, "drift": round(float(feats["drift"][i]), 4), "probability": round(prob, 4),
                 "alert": alert, "rule": rule, "category": category, "anchors": anchors}
 
