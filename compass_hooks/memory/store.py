@@ -236,7 +236,7 @@ class Store:
         already stored, None when that key was forgotten). Fields as in :meth:`add_many`."""
         return self.add_many([{"text": text, **fields}])[0].id
 
-    def add_many(self, items: Sequence[dict[str, Any]]) -> list[Added]:
+    def add_many(self, items: Sequence[dict[str, Any]], actor: str | None = None) -> list[Added]:
         """Add many memories in one transaction.
 
         Item keys: text (required), project (default GLOBAL), session, role (user),
@@ -244,6 +244,7 @@ class Store:
         context, dedupe_key, meta (dict), embedding (float32 vector) + model.
         An item whose ``dedupe_key`` exists in its project is not inserted again;
         one whose key or content hash was forgotten (tombstone) is skipped.
+        ``actor`` is the audit actor (default: each item's source).
         """
         rows = [self._validate(it) for it in items]
         if not rows:
@@ -278,7 +279,7 @@ class Store:
         added = self._write(run)
         for r, a in zip(rows, added):
             if a.new:
-                self._audit(r["source"], "add", a.id, r["text"])
+                self._audit(actor or r["source"], "add", a.id, r["text"])
         return added
 
     @staticmethod
@@ -405,9 +406,9 @@ class Store:
             args.append(1 if pinned else 0)
         return where, args
 
-    def iter_rows(self, project: str | None = None, batch: int = 1000) -> Iterator[dict[str, Any]]:
-        """Every memory (of a project), oldest id first, in batches (export)."""
-        last = 0
+    def iter_rows(self, project: str | None = None, batch: int = 1000, after_id: int = 0) -> Iterator[dict[str, Any]]:
+        """Every memory (of a project) with id > ``after_id``, oldest id first, read in batches (export)."""
+        last = int(after_id)
         while True:
             where, args = self._where(project, None, None, None)
             where.append("id > ?")

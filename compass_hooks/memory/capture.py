@@ -1,0 +1,211 @@
+"""Capture without an LLM: user prompts, the assistant's final reply, and
+transcript turns not yet stored.
+
+Everything passes through the same preparation: our own Compass blocks and
+harness text out, ``<private>`` spans out, secrets redacted, instruction-like
+text flagged, then constraint/decision/correction detection on user text.
+Idempotency keys (per project): ``prompt:<session>:<prompt_id>`` for hook
+prompts, ``stop:<session>:<sha>`` for Stop replies, ``t:<uuid:…|msg:…>`` for
+transcript turns; a transcript turn whose text is already stored in the same
+session (captured by the hook) is skipped by content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..logs import get_logger
+from . import constraints, inject, privacy, transcript
+from .project import is_opted_out, project_id
+
+ASSISTANT_MAX_CHARS = 2000
+# A prompt longer than this that contains a rule keeps the whole prompt as kind
+# "prompt" and stores the rule sentences as their own memory; shorter prompts are
+# stored once with the detected kind.
+SPLIT_OVER_CHARS = 280
+_SLASH_ONLY = re.compile(r"^/[\w:\-]+\s*$")
+_EMBED_BATCH = 64
+
+log = get_logger("memory")
+
+
+def field(event: Any, name: str, default: Any = None) -> Any:
+    """A hook field from a dict payload, a dataclass, or an object with ``.payload``."""
+    if isinstance(event, dict):
+        return event.get(name, default)
+    value = getattr(event, name, None)
+    if value is not None:
+        return value
+    payload = getattr(event, "payload", None) or getattr(event, "raw", None)
+    if isinstance(payload, dict):
+        return payload.get(name, default)
+    return default
+
+
+def enabled(core: Any) -> bool:
+    try:
+        return bool(core.config.get("memory", "enabled"))
+    except KeyError:
+        return True
+
+
+def event_project(core: Any, event: Any) -> str | None:
+    """The event's project id, or None when memory is off or the project opted out."""
+    if not enabled(core):
+        return None
+    project = project_id(field(event, "cwd"))
+    if is_opted_out(project, core.config):
+        return None
+    return project
+
+
+def truncate_reply(text: str, limit: int = ASSISTANT_MAX_CHARS) -> str:
+    """Cut a long reply at the last sentence end before ``limit`` (else at a word)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    ends = [m.end() for m in re.finditer(r"[.!?。！？](?=\s|$)|\n\n", cut)]
+    if ends and ends[-1] > limit * 0.5:
+        return cut[: ends[-1]].rstrip() + " …"
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit * 0.5 else cut).rstrip() + " …"
+
+
+@dataclass
+class Prepared:
+    text: str
+    flags: list[str]
+    detection: constraints.Detection | None
+
+
+def prepare(text: str, role: str = "user") -> Prepared | None:
+    """Clean one turn for storage; None when nothing storable is left."""
+    if not isinstance(text, str):
+        return None
+    text = transcript.strip_harness(inject.strip_blocks(text))
+    if not text or transcript.is_harness(text) or (role == "user" and _SLASH_ONLY.match(text)):
+        return None
+    if role == "assistant":
+        text = truncate_reply(text)
+    cleaned = privacy.clean(text)
+    if not cleaned.text:
+        return None
+    detection = constraints.detect(cleaned.text) if role == "user" else None
+    return Prepared(cleaned.text, cleaned.flags, detection)
+
+
+def items_for_prompt(p: Prepared, base: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """One store item, or two (prompt + extracted rule) for a long prompt with a rule in it."""
+    d = p.detection
+    if d is None:
+        return [{**base, "text": p.text, "kind": "prompt", "flags": p.flags, "dedupe_key": key}]
+    if len(p.text) <= SPLIT_OVER_CHARS or len(d.text) >= 0.8 * len(p.text):
+        return [{**base, "text": p.text, "kind": d.kind, "flags": p.flags, "dedupe_key": key}]
+    rule_flags = list(p.flags)
+    if privacy.looks_like_instructions(d.text) and "suspicious-instruction" not in rule_flags:
+        rule_flags.append("suspicious-instruction")
+    return [
+        {**base, "text": p.text, "kind": "prompt", "flags": p.flags, "dedupe_key": key},
+        {**base, "text": d.text, "kind": d.kind, "flags": rule_flags, "dedupe_key": f"{key}:{d.kind}",
+         "meta": {"derived_from": key}},
+    ]
+
+
+def embed_items(core: Any, items: list[dict[str, Any]]) -> None:
+    """Attach vectors in batches; on failure store without (recall backfills later)."""
+    if not items:
+        return
+    try:
+        emb = core.embedder
+        for i in range(0, len(items), _EMBED_BATCH):
+            part = items[i : i + _EMBED_BATCH]
+            vecs = emb.embed([it["text"] for it in part])
+            for it, v in zip(part, vecs):
+                it["embedding"] = v
+                it["model"] = emb.name
+    except Exception:  # noqa: BLE001 - a missing model must not lose the memory
+        log.exception("embedding failed; storing without vectors")
+        for it in items:
+            it.pop("embedding", None)
+            it.pop("model", None)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def capture_prompt(core: Any, event: Any) -> list[int]:
+    """Store the user's prompt (and a detected rule). Returns the new ids."""
+    project = event_project(core, event)
+    if project is None:
+        return []
+    p = prepare(field(event, "prompt") or "", "user")
+    if p is None:
+        return []
+    session = field(event, "session_id")
+    key = f"prompt:{session}:{field(event, 'prompt_id') or _sha(p.text)}"
+    base = {"project": project, "session": session, "role": "user", "source": "hook"}
+    items = items_for_prompt(p, base, key)
+    if core.store.existing_keys(project, [it["dedupe_key"] for it in items]):
+        return []
+    embed_items(core, items)
+    return [a.id for a in core.store.add_many(items) if a.new and a.id is not None]
+
+
+def capture_stop(core: Any, event: Any) -> int | None:
+    """Store ``last_assistant_message`` (cut at a sentence end) as an assistant memory."""
+    project = event_project(core, event)
+    if project is None:
+        return None
+    p = prepare(field(event, "last_assistant_message") or "", "assistant")
+    if p is None:
+        return None
+    session = field(event, "session_id")
+    item = {"project": project, "session": session, "role": "assistant", "kind": "note", "source": "hook",
+            "text": p.text, "flags": p.flags, "dedupe_key": f"stop:{session}:{_sha(p.text)}"}
+    if core.store.existing_keys(project, [item["dedupe_key"]]) or core.store.has_hash(project, p.text, session):
+        return None
+    embed_items(core, [item])
+    added = core.store.add_many([item])[0]
+    return added.id if added.new else None
+
+
+def ingest_transcript(core: Any, event: Any) -> int:
+    """Ingest the transcript's turns that are not stored yet; returns how many were added."""
+    project = event_project(core, event)
+    path = field(event, "transcript_path")
+    if project is None or not path:
+        return 0
+    turns = transcript.parse(path)
+    if not turns:
+        return 0
+    default_session = field(event, "session_id")
+    store = core.store
+    keys = [f"t:{t.key}" for t in turns]
+    known = store.existing_keys(project, keys)
+    items: list[dict[str, Any]] = []
+    seen: set[tuple[str | None, str]] = set()
+    for t, key in zip(turns, keys):
+        if key in known:
+            continue
+        p = prepare(t.text, t.role)
+        if p is None:
+            continue
+        session = t.session or default_session
+        if (session, p.text) in seen or store.has_hash(project, p.text, session):
+            continue  # captured by the hook already (or repeated in this file)
+        seen.add((session, p.text))
+        base = {"project": project, "session": session, "role": t.role, "source": "hook", "created": t.created,
+                "meta": {"uuid": t.uuid} if t.uuid else None}
+        if t.role == "user":
+            items.extend(items_for_prompt(p, base, key))
+        else:
+            items.append({**base, "text": p.text, "kind": "note", "flags": p.flags, "dedupe_key": key})
+    embed_items(core, items)
+    added = store.add_many(items)
+    return sum(1 for a in added if a.new)
+

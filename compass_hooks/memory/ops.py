@@ -1,0 +1,257 @@
+"""Memory ops (worker, in-process service, MCP server): remember, recall (single or
+batch), forget, import_batch, export, constraints, ingest_transcript.
+
+Arguments and results are JSON. ``project`` accepts a project id, a path or a
+name (see :func:`.project.resolve`); relative paths are the caller's business
+(the CLI resolves them against its own cwd before calling). ``cwd`` is the
+alternative for callers that only know a directory. No project: the global scope.
+Memory ids are integers; strings of digits are accepted (MCP passes strings).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Sequence
+
+from ..errors import InvalidInput
+from ..ops import op
+from . import capture, privacy
+from . import project as projects
+from .store import GLOBAL, KINDS, ROLES, SOURCES
+
+KIND_ALIASES = {"preference": "constraint", "rule": "constraint", "fact": "note"}
+RESULT_FIELDS = ("id", "ref", "text", "score", "kind", "session", "created")
+MAX_BATCH = 5000
+
+
+def _project(core: Any, project: str | None = None, cwd: str | None = None) -> str:
+    if project is None and cwd:
+        return projects.project_id(cwd)
+    if project is None:
+        return GLOBAL
+    known = [p for p, _ in core.store.projects()]
+    return projects.resolve(project, known)
+
+
+def _kind(kind: str | None) -> str | None:
+    if kind is None:
+        return None
+    kind = KIND_ALIASES.get(kind.strip().lower(), kind.strip().lower())
+    if kind not in KINDS:
+        raise InvalidInput(f"unknown kind {kind!r}", f"one of: {', '.join(KINDS)}")
+    return kind
+
+
+def _id(value: Any) -> int:
+    try:
+        return int(str(value).strip().lstrip("#"))
+    except (TypeError, ValueError):
+        raise InvalidInput(f"memory ids are numbers, got {value!r}", "`compass-hook recall QUERY` shows ids") from None
+
+
+def public(row: dict, now: float | None = None) -> dict:
+    """A stored row as ops return it (no hash/dedupe internals)."""
+    out = {k: row.get(k) for k in ("id", "project", "session", "role", "kind", "text", "created", "source", "ref",
+                                     "pinned", "flags")}
+    if row.get("created") is not None:
+        out["age_s"] = round(max(0.0, (now or time.time()) - float(row["created"])), 1)
+    return out
+
+
+def _hit(h: dict, now: float) -> dict:
+    out = {k: h.get(k) for k in RESULT_FIELDS}
+    out["role"] = h.get("role")
+    out["project"] = h.get("project")
+    if h.get("created") is not None:
+        out["age_s"] = round(max(0.0, now - float(h["created"])), 1)
+    return out
+
+
+@op("remember")
+def remember(core: Any, text: str, kind: str | None = None, project: str | None = None, cwd: str | None = None,
+             session: str | None = None, pin: bool = False, pinned: bool | None = None, source: str = "cli",
+             ref: str | None = None, role: str = "user") -> dict:
+    """Store one memory after privacy cleaning; kind detected when not given (else "note")."""
+    if source not in SOURCES:
+        raise InvalidInput(f"unknown source {source!r}", f"one of: {', '.join(SOURCES)}")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("nothing to remember", "give the text to store")
+    cleaned = privacy.clean(text)
+    if not cleaned.text:
+        raise InvalidInput("nothing left to remember after removing <private> text")
+    proj = _project(core, project, cwd)
+    kind = _kind(kind)
+    if kind is None:
+        from .constraints import classify
+
+        kind = classify(cleaned.text) or "note"
+    item = {"text": cleaned.text, "project": proj, "session": session, "role": role, "kind": kind,
+            "source": source, "ref": ref, "pinned": bool(pin or pinned), "flags": cleaned.flags}
+    capture.embed_items(core, [item])
+    added = core.store.add_many([item])[0]
+    row = core.store.get(added.id)
+    return {"memory": {**public(row), "redactions": len(cleaned.redactions)}, "new": added.new}
+
+
+def _search_many(core: Any, items: list[dict], kinds, scope: str) -> list[list[dict]]:
+    from . import recall
+
+    return recall.search_many(core, items, kinds=kinds, scope=scope)
+
+
+@op("recall")
+def recall_op(core: Any, query: str | None = None, queries: Sequence[dict | str] | None = None,
+              project: str | None = None, cwd: str | None = None, k: int = 5, kinds: Sequence[str] | None = None,
+              scope: str = "project") -> dict:
+    """Single: ``{"query", "project", "memories": [...]}``. Batch (``queries``):
+    ``{"results": [{"query", "results": [...]}, ...]}`` in input order."""
+    kinds = [_kind(x) for x in kinds] if kinds else None
+    now = time.time()
+    if queries is not None:
+        if len(queries) > MAX_BATCH:
+            raise InvalidInput(f"at most {MAX_BATCH} queries per call", "split the batch")
+        default = _project(core, project, cwd)
+        items = []
+        for q in queries:
+            q = {"query": q} if isinstance(q, str) else dict(q)
+            if not isinstance(q.get("query"), str) or not q["query"].strip():
+                raise InvalidInput(f"batch query without text: {q!r}")
+            q["project"] = _project(core, q["project"]) if q.get("project") else default
+            q["k"] = int(q.get("k") or k)
+            items.append(q)
+        found = _search_many(core, items, kinds, scope)
+        return {"results": [{"query": it["query"], "results": [_hit(h, now) for h in hits]}
+                            for it, hits in zip(items, found)]}
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("empty query", "give some words to search for")
+    proj = _project(core, project, cwd)
+    hits = _search_many(core, [{"query": query, "project": proj, "k": int(k)}], kinds, scope)[0]
+    return {"query": query, "project": proj, "memories": [_hit(h, now) for h in hits]}
+
+
+@op("forget")
+def forget(core: Any, id: Any = None, project: str | None = None, session: str | None = None,
+           source: str = "cli") -> dict:
+    """Forget one memory (``id``), a whole project or a session; vectors and FTS rows go too."""
+    if sum(x is not None for x in (id, project, session)) != 1:
+        raise InvalidInput("forget needs exactly one of: an id, --project, --session")
+    if id is not None:
+        removed = core.store.forget(_id(id), actor=source)
+    elif project is not None:
+        removed = core.store.forget(project=_project(core, project), actor=source)
+    else:
+        removed = core.store.forget(session=session, actor=source)
+    from . import recall
+
+    recall.invalidate(core, [r["id"] for r in removed])
+    out: dict[str, Any] = {"removed": len(removed), "ids": [r["id"] for r in removed]}
+    if id is not None:
+        r = removed[0]
+        out["memory"] = {"id": r["id"], "removed": True, "kind": r["kind"], "text": r["text"]}
+    return out
+
+
+def _import_item(raw: Any, project: str | None, core: Any) -> dict:
+    if not isinstance(raw, dict):
+        raise InvalidInput("not a JSON object")
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("missing or empty 'text'")
+    cleaned = privacy.clean(text)
+    if not cleaned.text:
+        raise InvalidInput("nothing left after removing <private> text")
+    role = raw.get("role") or "user"
+    if role not in ROLES:
+        raise InvalidInput(f"unknown role {role!r}")
+    ts = raw.get("ts", raw.get("created"))
+    if ts is not None:
+        from .transcript import parse_time
+
+        parsed = parse_time(ts)
+        if parsed is None:
+            raise InvalidInput(f"unreadable ts {ts!r}", "unix seconds or ISO 8601")
+        ts = parsed
+    proj = project or (_project(core, str(raw["project"])) if raw.get("project") else GLOBAL)
+    ref = raw.get("ref")
+    key = raw.get("key") or (f"ref:{ref}" if ref is not None else None)
+    if key is None:  # no id from the caller: the same line imported twice is still one memory
+        ident = "\x1f".join(str(x) for x in (raw.get("session"), role, raw.get("kind"), ts, cleaned.text))
+        key = "imp:" + hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
+    src = raw.get("source") or "import"
+    if src not in SOURCES:
+        src = "import"
+    flags = sorted(set(raw.get("flags") or []) | set(cleaned.flags))
+    return {"text": cleaned.text, "project": proj, "session": raw.get("session"), "role": role,
+            "kind": _kind(raw.get("kind")) or "note", "created": ts, "ref": None if ref is None else str(ref),
+            "pinned": bool(raw.get("pinned")), "flags": flags, "source": src, "dedupe_key": key,
+            "context": raw.get("context") or "", "meta": raw.get("meta") if isinstance(raw.get("meta"), dict) else None}
+
+
+@op("import_batch")
+def import_batch(core: Any, items: Sequence[Any], project: str | None = None, first_line: int = 1,
+                 lines: Sequence[int] | None = None) -> dict:
+    """Import memories (one embedding batch). Bad items are reported with their line
+    (``lines[i]``, else ``first_line`` + i) and skipped; the rest are stored. Items with a ``ref``
+    (or an exported ``key``) are not imported twice into the same project."""
+    if len(items) > MAX_BATCH:
+        raise InvalidInput(f"at most {MAX_BATCH} items per call", "split the batch")
+    proj = _project(core, project) if project else None
+    good: list[dict] = []
+    errors: list[dict] = []
+    for i, raw in enumerate(items):
+        try:
+            good.append(_import_item(raw, proj, core))
+        except InvalidInput as exc:
+            errors.append({"line": lines[i] if lines else first_line + i, "error": exc.message})
+    capture.embed_items(core, good)
+    added = core.store.add_many(good, actor="import") if good else []
+    new = sum(1 for a in added if a.new)
+    return {"added": new, "duplicates": len(added) - new, "errors": errors}
+
+
+EXPORT_FIELDS = ("id", "text", "ref", "project", "session", "role", "kind", "ts", "pinned", "flags", "source", "key",
+                 "context", "meta")
+
+
+@op("export")
+def export(core: Any, project: str | None = None, after_id: int = 0, limit: int = 1000) -> dict:
+    """One page of memories as import lines (``ts`` = created, ``key`` = dedupe key),
+    oldest id first; ``next_after`` is None on the last page."""
+    proj = _project(core, project) if project else None
+    limit = max(1, min(int(limit), 10_000))
+    rows = []
+    for r in core.store.iter_rows(project=proj, after_id=int(after_id), batch=limit):
+        rows.append({"id": r["id"], "text": r["text"], "ref": r["ref"], "project": r["project"],
+                     "session": r["session"], "role": r["role"], "kind": r["kind"], "ts": r["created"],
+                     "pinned": r["pinned"], "flags": r["flags"], "source": r["source"], "key": r["dedupe_key"],
+                     "context": r["context"] or None, "meta": r["meta"] or None})
+        if len(rows) >= limit:
+            break
+    return {"rows": rows, "next_after": rows[-1]["id"] if len(rows) >= limit else None}
+
+
+@op("constraints")
+def constraints_op(core: Any, project: str | None = None, cwd: str | None = None, include_global: bool = True) -> dict:
+    """The project's rules: pinned memories, constraints and corrections (newest first)."""
+    proj = _project(core, project, cwd)
+    scopes = [proj] + ([GLOBAL] if include_global and proj != GLOBAL else [])
+    now = time.time()
+    rows: list[dict] = []
+    for scope in scopes:
+        rows += core.store.list(project=scope, kinds=("constraint", "correction"))
+        rows += [r for r in core.store.list(project=scope, pinned=True) if r["kind"] not in ("constraint", "correction")]
+    seen: set[int] = set()
+    out = []
+    for r in sorted(rows, key=lambda r: (not r["pinned"], -r["created"])):
+        if r["id"] not in seen:
+            seen.add(r["id"])
+            out.append(public(r, now))
+    return {"project": proj, "constraints": out}
+
+
+@op("ingest_transcript")
+def ingest_transcript_op(core: Any, transcript_path: str, cwd: str | None = None, session_id: str | None = None) -> dict:
+    """Ingest a Claude Code transcript's turns not stored yet (idempotent)."""
+    event = {"transcript_path": transcript_path, "cwd": cwd, "session_id": session_id}
+    return {"added": capture.ingest_transcript(core, event)}
