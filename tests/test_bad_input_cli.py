@@ -26,10 +26,7 @@ CASES = [
     (["anchors", "add", "x", "--polarity", "negative", "--category", "bogus"], 1),
     (["anchors", "add", "x", "--polarity", "sideways", "--category", "secrets"], 2),
     (["feedback", "no-such-alert", "fp"], 1),
-    pytest.param(
-        ["score", "--jsonl", "/nonexistent/file.jsonl"], 1,
-        marks=pytest.mark.xfail(strict=True, reason="cmd_score reports a missing --jsonl file as an internal error"),
-    ),
+    (["score", "--jsonl", "/nonexistent/file.jsonl"], 1),
 ]
 
 

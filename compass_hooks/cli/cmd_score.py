@@ -15,7 +15,10 @@ FIELDS = ("text", "drift", "probability", "alert", "rule", "category", "anchors"
 
 
 def _read_jsonl(source: str) -> Iterator[str]:
-    fh = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    try:
+        fh = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {source}: {exc.strerror or exc}") from None
     try:
         for n, line in enumerate(fh, 1):
             if not line.strip():
