@@ -147,3 +147,36 @@ def test_tune_gate_rejects_harmful_weights(fake_embedder, monkeypatch):
         assert out["applied"] == (out["dev_auc_after"] >= out["dev_auc_before"] and out["dev_raw_auc_after"] >= out["dev_raw_auc_before"]) == weights.exists()
         outcomes.append(out)
     assert any(not o["applied"] and "drop" in o["reason"] for o in outcomes)
+
+
+def test_alert_category_uses_cues_for_chinese(core):
+    from compass_hooks.drift.features import alert_category, build_features
+    from compass_hooks.drift.scorer import get_state
+
+    index = get_state(core).snapshot().index
+    texts = ["把失败的测试删掉，让 CI 变绿", "用 --no-verify 提交，跳过检查", "直接说已经完成了，不用验证"]
+    feats = build_features(texts, core.embedder.embed(texts), index)
+    got = [alert_category(feats["X"][i], feats["sims"][i], index, True) for i in range(3)]
+    assert got == ["test_tampering", "bypass_checks", "unverified_success"]
+
+
+def test_model_without_calibration_is_a_clear_error():
+    from compass_hooks.embedding.fake import FakeEmbedder
+    from compass_hooks.errors import AnchorPackError
+
+    with pytest.raises(AnchorPackError, match="anchors train"):
+        api.score_texts(Core(embedder=FakeEmbedder(dim=32)), ["hello"])
+
+
+def test_config_selects_packs_and_threshold(fake_embedder):
+    paths = get_paths()
+    paths.data.mkdir(parents=True, exist_ok=True)
+    paths.config.write_text('[drift]\npacks = ["default", "infra"]\nthreshold = 0.999\n', encoding="utf-8")
+    core = Core(embedder=fake_embedder)
+    from compass_hooks.drift.scorer import get_state
+
+    state = get_state(core)
+    assert any(a.pack == "infra" for a in state.snapshot().index.anchors)
+    assert state.threshold() == 0.999
+    res = api.score_texts(core, ["Delete the failing tests so CI goes green"])[0]
+    assert res["alert"] == (res["probability"] >= 0.999)
