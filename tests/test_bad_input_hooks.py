@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ def _command(event: str) -> tuple[str, float]:
 def run_hook(event: str, stdin: bytes, argv_event: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
     command, timeout = _command(event)
     if argv_event is not None:
-        command = command.rsplit(" ", 1)[0] + " " + argv_event
+        command = command.rsplit(" ", 1)[0] + " " + shlex.quote(argv_event)
     env = {k: v for k, v in os.environ.items() if k != "COMPASS_NO_WORKER"}
     env["CLAUDE_PLUGIN_ROOT"] = str(ROOT)
     t0 = time.monotonic()
@@ -37,6 +38,13 @@ def run_hook(event: str, stdin: bytes, argv_event: str | None = None) -> tuple[s
 def _hook_log() -> str:
     log = get_paths().logs / "hook.log"
     return log.read_text() if log.exists() else ""
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_worker():
+    """A hook that gets far enough spawns a worker for this test's data dir: stop it afterwards."""
+    yield
+    stop_worker()
 
 
 JUNK = [
@@ -65,11 +73,12 @@ def test_junk_stdin_fails_open(name, stdin):
     assert "failed open" in _hook_log()
 
 
-@pytest.mark.parametrize("argv_event", ["nosuch", "UserPromptSubmit; rm -rf /tmp/x", "../../etc/passwd", "''"])
+@pytest.mark.parametrize("argv_event", ["nosuch", "UserPromptSubmit; touch pwned", "../../etc/passwd", "", "user-prompt-submit\n"])
 def test_unknown_event_names_fail_open(argv_event):
     payload = json.dumps({"session_id": "s", "hook_event_name": "Nope", "prompt": "hi"}).encode()
     proc, _ = run_hook("UserPromptSubmit", payload, argv_event=argv_event)
     assert proc.returncode == 0 and proc.stdout == b""
+    assert not Path("pwned").exists()
 
 
 def test_repeated_failures_give_one_valid_notice_not_garbage():
@@ -78,12 +87,6 @@ def test_repeated_failures_give_one_valid_notice_not_garbage():
     notices = [json.loads(o) for o in outs if o]
     assert len(notices) == 1 and set(notices[0]) == {"systemMessage"}
     assert notices[0]["systemMessage"].startswith("Compass") and "doctor" in notices[0]["systemMessage"]
-
-
-@pytest.fixture
-def worker_home():
-    yield
-    stop_worker()
 
 
 WRONG_TYPES = [
@@ -96,7 +99,7 @@ WRONG_TYPES = [
 ]
 
 
-def test_wrong_types_fail_open_through_the_worker(worker_home):
+def test_wrong_types_fail_open_through_the_worker():
     for payload in WRONG_TYPES:
         proc, _ = run_hook("UserPromptSubmit", json.dumps(payload).encode())
         assert proc.returncode == 0, payload
