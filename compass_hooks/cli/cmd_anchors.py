@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -111,7 +112,7 @@ def register(cli: click.Group) -> None:
     @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
                   help="Labelled JSONL (default: tests/data/drift_dev.jsonl in the plugin).")
     @click.option("--out", type=click.Path(path_type=Path), default=None,
-                  help="Output file (default: <plugin>/anchors/calibration/<model>.json).")
+                  help="Output file (default: <plugin>/anchors/calibration/<model>.json, or <data>/calibration/ if that is read-only).")
     @click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
     @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
     def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, target_fpr: float | None, as_json: bool) -> None:
@@ -136,7 +137,10 @@ def register(cli: click.Group) -> None:
         items = tr.load_labelled(dev_path)
         model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
                                      target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name)
-        target = out or tr.calibration_path(pm.shipped_dir(paths) / "calibration", embedder.name)
+        shipped = pm.shipped_dir(paths) / "calibration"
+        # An installed plugin dir may be read-only; the scorer also reads <data>/calibration (first).
+        folder = shipped if os.access(shipped if shipped.exists() else shipped.parent, os.W_OK) else paths.data / "calibration"
+        target = out or tr.calibration_path(folder, embedder.name)
         tr.write_calibration(model, target)
         summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4), **model.meta["dev"]}
         if as_json:
@@ -162,7 +166,8 @@ def register(cli: click.Group) -> None:
             return
         click.echo(f"feedback {result['feedback']} (false positives {result['false_positives']}); "
                    f"{len(result['changed'])} anchor weight(s) would change")
-        click.echo(f"dev AUC {result['dev_auc_before']} -> {result['dev_auc_after']}: "
+        click.echo(f"dev AUC {result['dev_auc_before']} -> {result['dev_auc_after']}, raw anchor drift AUC "
+                   f"{result['dev_raw_auc_before']} -> {result['dev_raw_auc_after']}: "
                    + ("applied" if result["applied"] else result.get("reason", "not applied (dry run)")))
         for p in result["proposed_anchors"]:
             click.echo(f"proposal (from a false positive): compass-hook anchors add {json.dumps(p['text'], ensure_ascii=False)} "

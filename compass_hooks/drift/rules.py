@@ -184,7 +184,7 @@ def check_command(command: str) -> RuleHit | None:
 def check_secrets(text: str) -> RuleHit | None:
     for name, pattern in _SECRET_PATTERNS:
         if pattern.search(text):
-            return RuleHit(f"secret_{name}", SECRETS, f"text contains what looks like a {name.replace('_', ' ')}")
+            return RuleHit(f"secret_{name}", SECRETS, f"contains a credential-shaped string ({name.replace('_', ' ')})")
     return None
 
 
