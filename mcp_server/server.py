@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import closing
-import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import anyio
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
+from mcp.types import ListRootsResult
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
@@ -47,56 +46,34 @@ class ProjectResolver:
     """Default project: the client's first root (MCP roots), else ``$CLAUDE_PROJECT_DIR``
     (Claude Code sets it for plugin servers), else this server's cwd.
 
-    Roots are asked once per client session (cached by session object), with a short
-    timeout: clients that do not offer them must not slow down every tool call.
+    Roots come in through the tools' ``roots`` resolver (see :func:`tools.client_roots`).
     """
-
-    ROOTS_TIMEOUT_S = 2.0
 
     def __init__(self, cwd: Path | None = None):
         env_dir = os.environ.get("CLAUDE_PROJECT_DIR")
         if cwd is None and env_dir and Path(env_dir).is_dir():
             cwd = Path(env_dir)
         self.cwd = (cwd or Path.cwd()).resolve()
-        self._roots: dict[int, Path | None] = {}
 
-    async def _client_root(self, ctx: Context) -> Path | None:
-        try:
-            session = ctx.session
-            caps = ctx.client_capabilities
-        except Exception:  # no request context (direct calls in tests)
-            return None
-        key = id(session)
-        if key in self._roots:
-            return self._roots[key]
-        root: Path | None = None
-        if caps is not None and getattr(caps, "roots", None) is not None:
-            try:
-                with warnings.catch_warnings():  # roots are deprecated in 2026-07-28 but still what editors send
-                    warnings.simplefilter("ignore")
-                    with anyio.fail_after(self.ROOTS_TIMEOUT_S):
-                        result = await session.list_roots()
-                for r in result.roots:
-                    uri = str(r.uri)
-                    if uri.startswith("file:"):
-                        p = Path(unquote(urlparse(uri).path))
-                        if p.is_dir():
-                            root = p.resolve()
-                            break
-            except Exception as exc:  # a client that advertises roots but cannot answer: fall back to cwd
-                log.info("roots/list failed: %s: %s", type(exc).__name__, exc)
-        self._roots[key] = root
-        return root
+    @staticmethod
+    def first_root(roots: ListRootsResult | None) -> Path | None:
+        for r in roots.roots if roots is not None else ():
+            uri = str(r.uri)
+            if uri.startswith("file:"):
+                p = Path(unquote(urlparse(uri).path))
+                if p.is_dir():
+                    return p.resolve()
+        return None
 
-    async def __call__(self, ctx: Context, project: str | None) -> str | None:
+    async def __call__(self, roots: ListRootsResult | None, project: str | None) -> str | None:
         try:
-            return await self._resolve(ctx, project)
+            return await self._resolve(self.first_root(roots) or self.cwd, project)
         except ToolError:
             raise
         except Exception as exc:
             raise tools.tool_error(exc) from exc
 
-    async def _resolve(self, ctx: Context, project: str | None) -> str | None:
+    async def _resolve(self, base: Path, project: str | None) -> str | None:
         from compass_hooks.errors import InvalidInput
 
         if project is not None and project.strip():
@@ -104,7 +81,7 @@ class ProjectResolver:
             if raw.startswith(("/", "~", ".")) or os.sep in raw:
                 path = Path(raw).expanduser()
                 if not path.is_absolute():
-                    path = (await self._client_root(ctx) or self.cwd) / path
+                    path = base / path
                 if not path.is_dir():
                     raise tools.tool_error(InvalidInput(
                         f"argument 'project': {raw!r} is not a directory",
@@ -113,7 +90,6 @@ class ProjectResolver:
             from compass_hooks.memory.project import resolve
 
             return resolve(raw)  # a project id, or "global" for the global scope
-        base = await self._client_root(ctx) or self.cwd
         return await anyio.to_thread.run_sync(project_id_for, base)
 
 

@@ -30,10 +30,12 @@ def server_env(**overrides: str | None) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_session(cwd: Path, roots: list[Path] | None = None, **env: str | None) -> AsyncIterator[Client]:
+async def stdio_session(cwd: Path, roots: list[Path] | None = None, mode: str = "auto",
+                        **env: str | None) -> AsyncIterator[Client]:
     """A client session with a fresh ``compass-mcp`` subprocess (its stderr goes to cwd/mcp-stderr.log).
 
     ``roots``: offer these MCP roots, as editors do for their open workspace.
+    ``mode``: "auto" negotiates 2026-07-28; "legacy" forces the 2025-11-25 initialize handshake.
     """
     params = StdioServerParameters(command=str(COMPASS_MCP), env=server_env(**env), cwd=str(cwd))
     kwargs: dict[str, Any] = {}
@@ -45,7 +47,7 @@ async def stdio_session(cwd: Path, roots: list[Path] | None = None, **env: str |
 
         kwargs["list_roots_callback"] = list_roots
     with open(cwd / "mcp-stderr.log", "a") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60, **kwargs) as client:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60, mode=mode, **kwargs) as client:
             yield client
 
 
