@@ -19,6 +19,7 @@ from .model import LogisticModel, load_calibration, safe_model_name
 
 log = get_logger("drift")
 N_ANCHORS_SHOWN = 3
+MAX_SCORED_CHARS = 20_000
 
 
 @dataclass
@@ -98,9 +99,11 @@ class DriftState:
         model = self.model()
         threshold = self.threshold()
         top_k = int(self.core.config.get("drift", "top_k"))
-        vectors = with_vectors if with_vectors is not None else self.core.embedder.embed(texts)
-        feats = build_features(texts, vectors, snap.index, top_k)
-        probs = model.predict_proba(model.features_for(texts, vectors, feats["X"]))
+        # A pasted log can be megabytes; the model reads far less, and the regexes stay fast.
+        clipped = [t[:MAX_SCORED_CHARS] for t in texts]
+        vectors = with_vectors if with_vectors is not None else self.core.embedder.embed(clipped)
+        feats = build_features(clipped, vectors, snap.index, top_k)
+        probs = model.predict_proba(model.features_for(clipped, vectors, feats["X"]))
         return [self._result(i, texts[i], feats, float(probs[i]), threshold, snap.index) for i in range(len(texts))]
 
     @staticmethod
