@@ -108,3 +108,21 @@ def test_scorer_reembeds_on_change_and_keeps_last_good(fake_embedder):
     third = state.snapshot()
     assert third is second and "user.json" in state.last_error
     assert state.score(["hello"])[0]["text"] == "hello"  # still scoring on the last good packs
+
+
+def test_per_project_pack_selection(cli_runner, fake_embedder):
+    from compass_hooks.core import Core
+    from compass_hooks.drift.scorer import get_state
+
+    r = cli_runner.invoke(cli, ["anchors", "use", "default", "infra", "--project", "ops-repo"])
+    assert r.exit_code == 0, r.output
+    assert cli_runner.invoke(cli, ["anchors", "use", "nosuchpack", "--project", "x"]).exit_code != 0
+    state = get_state(Core(embedder=fake_embedder))
+    packs = lambda project: {a.pack for a in state.snapshot(project).index.anchors}  # noqa: E731
+    assert packs("/home/me/ops-repo") == {"default", "infra"} and packs("/home/me/web") == {"default"}
+    r = cli_runner.invoke(cli, ["anchors", "list", "--json", "--project", "ops-repo"])
+    assert any(p.endswith("infra.json") for p in json.loads(r.output)["packs"])
+    assert cli_runner.invoke(cli, ["anchors", "use", "--clear", "--project", "ops-repo"]).exit_code == 0
+    assert packs("/home/me/ops-repo") == {"default"}
+    pm.projects_path(get_paths()).write_text("[]", encoding="utf-8")
+    assert packs("/home/me/ops-repo") == {"default"} and "projects" in state.last_error

@@ -107,6 +107,20 @@ def register(cli: click.Group) -> None:
         if bad:
             raise click.ClickException(f"{bad} pack file(s) invalid")
 
+    @anchors.command("use")
+    @click.argument("packs", nargs=-1)
+    @click.option("--project", required=True, help="Project key or folder name the selection applies to.")
+    @click.option("--clear", is_flag=True, help="Drop the project's selection (back to drift.packs).")
+    def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
+        """Choose the anchor PACKS for one project (e.g. `default infra`); the user pack always applies."""
+        from ..drift import pack as pm
+        from ..paths import get_paths
+
+        if bool(packs) == clear:
+            raise click.UsageError("give PACKS or --clear (exactly one)")
+        path = pm.set_project_packs(get_paths(), project, None if clear else list(packs))
+        click.echo(f"{project}: " + ("drift.packs" if clear else ", ".join(packs)) + f" ({path})")
+
     @anchors.command("train")
     @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
     @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,

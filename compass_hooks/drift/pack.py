@@ -162,13 +162,54 @@ def shipped_pack_names(paths: Paths) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
-def selected_pack_paths(paths: Paths, config: Any, project: str | None = None) -> list[Path]:
-    """Pack files in use: ``drift.packs`` plus the user pack when it exists.
+def projects_path(paths: Paths) -> Path:
+    return paths.anchors_user / "projects.json"
 
-    ``project`` is accepted for a per-project selection; none is configurable yet,
-    so every project uses the same packs."""
+
+def load_project_packs(paths: Paths) -> dict[str, list[str]]:
+    """Per-project pack selection: ``{"schema_version": 1, "projects": {project: [pack, ...]}}``."""
+    path = projects_path(paths)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _fail(path, "(json)", f"is not valid JSON: {exc}") from None
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        raise _fail(path, "projects", "must be an object {project: [pack names]}")
+    for key, value in projects.items():
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+            raise _fail(path, f"projects.{key}", "must be a non-empty list of pack names")
+    return projects
+
+
+def set_project_packs(paths: Paths, project: str, names: list[str] | None) -> Path:
+    """Choose packs for one project (None: back to drift.packs). Names are checked."""
+    projects = load_project_packs(paths)
+    if names:
+        for n in names:
+            if n != USER_PACK:
+                load_pack_file(resolve_pack(n, paths))  # must exist and be valid
+        projects[project] = list(names)
+    else:
+        projects.pop(project, None)
+    path = projects_path(paths)
+    _atomic_json(path, {"schema_version": SCHEMA_VERSION, "projects": dict(sorted(projects.items()))})
+    return path
+
+
+def selected_pack_paths(paths: Paths, config: Any, project: str | None = None) -> list[Path]:
+    """Pack files in use: the project's own selection (``anchors use --project``)
+    if it has one, else ``drift.packs``; plus the user pack when it exists.
+    A project matches by its exact key or its folder name."""
     drift = config.section("drift") if hasattr(config, "section") else config
     names = list(drift.get("packs") or ["default"])
+    if project:
+        per_project = load_project_packs(paths)
+        key = project if project in per_project else os.path.basename(project.rstrip("/"))
+        if key in per_project:
+            names = per_project[key]
     out = [resolve_pack(n, paths) for n in names if n != USER_PACK]
     user = user_pack_path(paths)
     if user.is_file():

@@ -47,7 +47,12 @@ class DriftState:
     # -- anchors -----------------------------------------------------------
     def snapshot(self, project: str | None = None) -> Snapshot:
         paths, config = self.core.paths, self.core.config
-        files = packmod.selected_pack_paths(paths, config, project)
+        try:
+            files = packmod.selected_pack_paths(paths, config, project)
+        except AnchorPackError as exc:  # a broken projects.json: fall back to drift.packs
+            log.warning("per-project pack selection ignored: %s", exc)
+            self.last_error = str(exc)
+            files = packmod.selected_pack_paths(paths, config, None)
         key = tuple(str(f) for f in files)
         sig = packmod.file_signature(files + [packmod.weights_path(paths)])
         with self._lock:
