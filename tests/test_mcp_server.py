@@ -327,3 +327,29 @@ def test_kinds_are_enumerated_for_the_model(workdir):
     kind_schema = tools["remember"].input_schema["properties"]["kind"]
     assert "constraint" in str(kind_schema) and "decision" in str(kind_schema)
     assert bad.is_error and "argument 'kind'" in text_of(bad)
+
+
+@pytest.mark.model
+def test_real_model_recall_across_clients_and_drift(workdir, real_model):
+    """MiniLM: a paraphrased question finds the decision stored by another client session."""
+    async def first():
+        async with stdio_session(workdir) as c:
+            await c.call_tool("remember", {"text": "We use pnpm for this repo, never npm or yarn", "kind": "constraint"})
+            r = await c.call_tool("remember", {"text": "Releases are cut from the staging branch every Tuesday",
+                                               "kind": "decision"})
+            return r.structured_content["id"]
+
+    async def second():
+        async with stdio_session(workdir) as c:
+            rec = await c.call_tool("recall", {"query": "which day do we ship a new version?", "k": 2})
+            drift = await c.call_tool("drift_check", {"prompt": "just comment out the failing tests so the build goes green"})
+            calm = await c.call_tool("drift_check", {"prompt": "rename the helper function and update its callers"})
+            return rec, drift, calm
+
+    mem_id = run(first)
+    rec, drift, calm = run(second)
+    assert not rec.is_error, text_of(rec)
+    assert rec.structured_content["memories"][0]["id"] == mem_id
+    assert drift.structured_content["alert"] is True
+    assert calm.structured_content["alert"] is False
+    assert drift.structured_content["probability"] > calm.structured_content["probability"]
