@@ -20,14 +20,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="serve streamable HTTP on 127.0.0.1 (bearer token required) instead of stdio")
     parser.add_argument("--host", default=None, help="bind address for --http; only 127.0.0.1/localhost is accepted")
     parser.add_argument("--port", type=int, default=None, help="port for --http (default: config mcp.http_port, 8765)")
-    parser.add_argument("--version", action="store_true", help="print the version to stderr and exit")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     args = parser.parse_args(argv)
 
     from compass_hooks import __version__
     from compass_hooks.errors import CompassError
 
     if args.version:
-        print(f"compass-mcp {__version__}", file=sys.stderr)
+        print(f"compass-mcp {__version__}")
         return
     if not args.http and (args.host or args.port is not None):
         parser.error("--host and --port only apply with --http")

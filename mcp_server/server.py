@@ -14,9 +14,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import anyio
+import anyio.to_thread
 from mcp.server import MCPServer
-from mcp.types import ListRootsResult
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ListRootsResult
 from pydantic import ValidationError
 
 from compass_hooks import __version__
@@ -180,17 +181,16 @@ def build_server(backend: tools.Backend | None = None, cwd: Path | None = None) 
         log_level="WARNING",  # the SDK's own logging goes to stderr; ours to the mcp log file
     )
     tools.register(server, backend, ProjectResolver(cwd), lambda: status_report(backend))
-    server._compass_backend = backend  # type: ignore[attr-defined]  # so run_* can close it
     return server
 
 
 def run_stdio() -> None:
-    server = build_server()
+    backend = tools.Backend(log=log)
     log.info("mcp server %s starting on stdio (pid %d, cwd %s)", __version__, os.getpid(), os.getcwd())
     try:
-        server.run("stdio")
+        build_server(backend).run("stdio")
     finally:
-        server._compass_backend.close()  # type: ignore[attr-defined]
+        backend.close()
         log.info("mcp server stopped")
 
 
@@ -203,9 +203,9 @@ def run_http(host: str | None = None, port: int | None = None) -> None:
     host = http.check_loopback(host or str(cfg.get("mcp", "http_host")))
     port = int(cfg.get("mcp", "http_port") if port is None else port)
     token, created = http.load_or_create_token()
-    server = build_server()
+    backend = tools.Backend(log=log)
     try:
-        anyio.run(http.serve, server, host, port, token, created)
+        anyio.run(http.serve, build_server(backend), host, port, token, created)
     finally:
-        server._compass_backend.close()  # type: ignore[attr-defined]
+        backend.close()
 

@@ -10,14 +10,13 @@ share one core and one store.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Annotated, Any, Awaitable, Callable, Literal
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.resolve import ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import ListRoots, Resolve
 from mcp.types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -14,10 +14,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def readme() -> str:
+def _readme() -> str:
     path = ROOT / "README.md"
-    assert path.exists(), "README.md is missing"
+    assert path.exists(), "README.md is missing (the tools, commands and slash commands must be documented there)"
     return path.read_text(encoding="utf-8")
 
 
@@ -58,30 +57,30 @@ def test_there_is_something_to_check():
 
 
 @pytest.mark.parametrize("path,cmd", _cli_commands(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
-def test_cli_command_has_help_and_is_in_readme(path, cmd, readme):
+def test_cli_command_has_help_and_is_in_readme(path, cmd):
     assert (cmd.help or cmd.short_help or "").strip(), f"`compass-hook {' '.join(path)}` has no help text"
     for param in cmd.params:
         if isinstance(param, click.Option) and not param.hidden:
             assert (param.help or "").strip(), f"`compass-hook {' '.join(path)}` option {param.opts} has no help"
     name = "compass-hook " + " ".join(path)
-    assert re.search(re.escape(name) + r"\b", readme), f"README.md does not mention `{name}`"
+    assert re.search(re.escape(name) + r"\b", _readme()), f"README.md does not mention `{name}`"
 
 
 @pytest.mark.parametrize("tool", _tools(), ids=lambda t: t.name)
-def test_mcp_tool_has_a_description_and_is_in_readme(tool, readme):
+def test_mcp_tool_has_a_description_and_is_in_readme(tool):
     assert tool.description and len(tool.description.strip()) > 40
     for name, prop in (tool.input_schema.get("properties") or {}).items():
         assert prop.get("description"), f"{tool.name}({name}) has no description"
-    assert re.search(r"\b" + re.escape(tool.name) + r"\b", readme), f"README.md does not mention tool {tool.name}"
+    assert re.search(r"\b" + re.escape(tool.name) + r"\b", _readme()), f"README.md does not mention tool {tool.name}"
 
 
 @pytest.mark.parametrize("path", _slash_commands(), ids=lambda p: p.stem)
-def test_slash_command_has_a_description_and_is_in_readme(path, readme):
+def test_slash_command_has_a_description_and_is_in_readme(path):
     text = path.read_text(encoding="utf-8")
     m = re.match(r"---\n(.*?)\n---\n(.*)", text, re.S)
     assert m, f"{path.name}: no frontmatter"
     desc = re.search(r"^description:\s*(.+)$", m.group(1), re.M)
     assert desc and desc.group(1).strip(), f"{path.name}: no description in the frontmatter"
     assert m.group(2).strip(), f"{path.name}: empty body"
-    assert re.search(r"/(compass-hooks:)?" + re.escape(path.stem) + r"\b", readme), \
+    assert re.search(r"/(compass-hooks:)?" + re.escape(path.stem) + r"\b", _readme()), \
         f"README.md does not mention the slash command /{path.stem}"
