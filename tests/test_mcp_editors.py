@@ -142,3 +142,15 @@ def test_plugin_mcp_json_starts_the_bundled_launcher():
     assert launcher.stat().st_mode & 0o111
     text = launcher.read_text()
     assert text.index("${CLAUDE_PLUGIN_ROOT:-$here}/.venv/bin/python") < text.index("$CLAUDE_PLUGIN_DATA/venv/bin/python")
+
+
+def test_warns_when_the_claude_code_plugin_store_is_elsewhere(cli_runner, fake_home, monkeypatch):
+    plugin_data = fake_home / ".claude" / "plugins" / "data" / "compass-hooks-compass-local"
+    plugin_data.mkdir(parents=True)
+    (plugin_data / "compass.db").write_bytes(b"")
+    monkeypatch.delenv("COMPASS_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(fake_home / ".local" / "share"))
+    r = cli_runner.invoke(cli, ["mcp", "config", "cursor"])
+    assert r.exit_code == 0 and f"COMPASS_HOME={plugin_data}" in r.output
+    monkeypatch.setenv("COMPASS_HOME", str(plugin_data))
+    assert editors.data_dir_warning() is None
