@@ -1,0 +1,61 @@
+"""``compass-hook worker start|stop|status``: the warm worker that holds the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from . import echo_json
+
+
+def _show(data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        echo_json(data)
+        return
+    for key, value in data.items():
+        if value is not None:
+            click.echo(f"{key}: {value}")
+
+
+def register(cli: click.Group) -> None:
+    @cli.group("worker")
+    def worker() -> None:
+        """Start, stop or inspect the warm worker (one per data dir).
+
+        The worker loads the embedding model and anchors once and answers hooks,
+        the CLI and the MCP server over a private Unix socket. Hooks start it on
+        demand; it exits by itself after worker.idle_timeout_s without requests.
+        """
+
+    @worker.command("start")
+    @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+    @click.option("--timeout", type=float, default=None, help="Seconds to wait for readiness (default worker.start_timeout_s).")
+    def start(as_json: bool, timeout: float | None) -> None:
+        """Start the worker if needed and return once it is ready (model loaded)."""
+        from ..worker.client import ensure_worker, worker_status
+
+        ensure_worker(wait_s=timeout)
+        _show(worker_status(), as_json)
+
+    @worker.command("stop")
+    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+    def stop(as_json: bool) -> None:
+        """Stop the worker (only a process proven to be this data dir's worker is signalled)."""
+        from ..worker.client import stop_worker
+
+        result = stop_worker()
+        if as_json:
+            echo_json(result)
+        elif result["running"]:
+            raise click.ClickException(f"the worker (pid {result['pid']}) is still running")
+        else:
+            click.echo(f"stopped worker pid {result['pid']}" if result["was_running"] else "no worker was running")
+
+    @worker.command("status")
+    @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+    def status(as_json: bool) -> None:
+        """Show whether the worker runs, is ready, its pid, model and versions (never starts it)."""
+        from ..worker.client import worker_status
+
+        _show(worker_status(), as_json)

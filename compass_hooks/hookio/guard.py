@@ -1,0 +1,27 @@
+"""The PreToolUse(Bash) guard: destructive-command rules -> a permission decision.
+
+Stdlib only (the hook client answers PreToolUse without a worker). Never blocks
+on our own errors: the callers wrap it and fail open (no decision = Claude
+Code's normal permission flow).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds to import on the hook hot path
+    from typing import Any
+
+
+def pretooluse_decision(command: str | None, mode: str) -> dict[str, Any]:
+    """``{"permissionDecision": "ask"|"deny", "permissionDecisionReason": ...}`` for a risky command, else {}."""
+    if mode not in ("ask", "deny") or not command:
+        return {}
+    from ..drift.rules import check_command
+
+    hit = check_command(command)
+    if hit is None:
+        return {}
+    reason = (f"Compass — destructive command check: {hit.reason} (rule {hit.rule}). "
+              + ("Blocked by the hooks.pretooluse=deny setting." if mode == "deny"
+                 else "Confirm only if this is intended."))
+    return {"permissionDecision": mode, "permissionDecisionReason": reason}

@@ -1,0 +1,211 @@
+"""The hook client: what ``hooks/compass_hook.py`` (and ``compass-hook hook``) run.
+
+Hot path (warm worker): read stdin, decode JSON, one request to the worker, one
+JSON object (or nothing) on stdout. Imports on that path: json, os, sys, time,
+socket and this package's import-light modules (settings, output, state,
+worker.client) -- no click, numpy, onnxruntime, mcp, platformdirs, and not even
+``compass_hooks.paths``/``config`` once the settings cache exists.
+
+Fail open, always: any exception, no worker, a timeout, malformed / binary /
+oversized stdin (read is capped at ``hooks.max_stdin_bytes``; the rest is
+drained so Claude Code never blocks on a full pipe), an unknown event -> exit 0,
+empty stdout, a line in the ``hook`` log. Never exit 2 (on UserPromptSubmit it
+erases the prompt). After ``hooks.failures_before_notice`` failures in a row one
+hook shows a short ``systemMessage`` (see state.py).
+
+Cold start: no worker -> spawn one and wait up to ``hooks.cold_start_s`` for
+readiness, then fail open and let it finish warming for the next prompt.
+PreToolUse(Bash) is answered here without a worker (the rules are stdlib regexes).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds to import on the hook hot path
+    from typing import Any, BinaryIO, TextIO
+
+from . import output, settings as settings_mod, state
+
+EVENTS = {
+    "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", "pre-tool-use": "PreToolUse",
+    "pre-compact": "PreCompact", "stop": "Stop",
+}
+_KNOWN = frozenset(EVENTS.values())
+DRAIN_CHUNK = 1 << 20
+
+
+class HookFailure(Exception):
+    """A reason to fail open that is worth counting and logging."""
+
+
+class Pending(Exception):
+    """Expected pass-through (environment still being built): logged, not counted as a failure."""
+
+
+def canonical(name: str) -> str:
+    if name in _KNOWN:
+        return name
+    if name in EVENTS:
+        return EVENTS[name]
+    raise HookFailure(f"unknown hook event {name!r}")
+
+
+def _log(level: str, msg: str, *args: Any) -> None:
+    try:
+        from ..logs import get_logger
+
+        getattr(get_logger("hook"), level)(msg, *args)
+    except Exception:
+        pass  # logging must never be the reason a hook fails
+
+
+def _drain(stream: BinaryIO) -> None:
+    try:
+        while stream.read(DRAIN_CHUNK):
+            pass
+    except (OSError, ValueError):
+        pass
+
+
+def read_payload(stream: BinaryIO, max_bytes: int) -> dict[str, Any]:
+    raw = stream.read(max_bytes + 1)
+    if raw is None:
+        raw = b""
+    if len(raw) > max_bytes:
+        _drain(stream)
+        raise HookFailure(f"hook stdin is larger than {max_bytes} bytes (hooks.max_stdin_bytes)")
+    if not raw.strip():
+        raise HookFailure("hook stdin is empty")
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise HookFailure(f"hook stdin is not JSON ({type(exc).__name__})") from None
+    if not isinstance(payload, dict):
+        raise HookFailure("hook stdin is not a JSON object")
+    return payload
+
+
+def _pre_tool_use(payload: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+    if payload.get("tool_name") != "Bash" or s["pretooluse"] == "off":
+        return {}
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str):
+        return {}
+    from .guard import pretooluse_decision
+
+    return pretooluse_decision(command, str(s["pretooluse"]))
+
+
+def _environment(s: dict[str, Any]) -> str:
+    """The worker's interpreter; raises Pending (and maybe starts the bootstrap) when there is none."""
+    from . import bootstrap
+
+    py = bootstrap.worker_python(s)
+    if py is not None:
+        return py
+    notice = bootstrap.maybe_start(s)
+    raise Pending(notice or "environment is being built")
+
+
+def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: float) -> dict[str, Any]:
+    from ..errors import WorkerUnavailable
+    from ..worker import client
+
+    args = {"event": event, "payload": payload}
+    cold = float(s["cold_start_s"])
+
+    def send() -> dict[str, Any]:
+        return client.request("hook", args, socket_path=s["socket"], timeout=float(s["request_timeout_s"]),
+                              connect_timeout=float(s["connect_timeout_s"]),
+                              wait=max(0.0, cold - (time.monotonic() - t0)), check_version=True)
+
+    try:
+        return send()
+    except client.ProtocolMismatch:
+        pass  # an older/newer worker: ensure_worker below restarts it
+    except WorkerUnavailable as exc:
+        if not exc.message.startswith("no worker on"):
+            raise
+    py = _environment(s)
+    from ..paths import get_paths
+
+    remaining = cold - (time.monotonic() - t0)
+    if remaining <= 0:
+        raise HookFailure("no time left in the cold-start budget")
+    client.ensure_worker(get_paths(), wait_s=remaining, python=py)
+    return send()
+
+
+def _call_local(event: str, payload: dict[str, Any], s: dict[str, Any], t0: float) -> dict[str, Any]:
+    """In process, no worker (``compass-hook hook`` with COMPASS_NO_WORKER=1 or --local)."""
+    from ..service import LocalService
+
+    svc = LocalService()
+    try:
+        return svc.call("hook", event=event, payload=payload)
+    finally:
+        svc.close()
+
+
+def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None, local: bool = False) -> int:
+    """Run one hook (``local``: in process instead of through the worker). Always returns 0."""
+    t0 = time.monotonic() if t0 is None else t0
+    s: dict[str, Any] | None = None
+    event = None
+    try:
+        event = canonical(event_arg)
+        s = settings_mod.load()
+        if not s["enabled"]:
+            _drain(stdin)
+            return 0
+        payload = read_payload(stdin, int(s["max_stdin_bytes"]))
+        if event == "PreToolUse":
+            result = _pre_tool_use(payload, s)
+        else:
+            result = (_call_local if local else _call_worker)(event, payload, s, t0)
+        output.emit(event, result, int(s["budget_chars"]), stdout)
+        state.record_success(s["hook_state"])
+    except Pending as p:
+        _log("info", "%s: passing through: %s", event, p)
+        msg = str(p)
+        if s is not None and event and msg.startswith("Compass"):
+            _emit_quietly(event, {"systemMessage": msg}, stdout)
+    except BaseException as exc:  # fail open on everything, including KeyboardInterrupt
+        reason = str(exc) if isinstance(exc, HookFailure) else f"{type(exc).__name__}: {exc}"
+        _log("warning", "%s failed open after %.0f ms: %s", event or event_arg, (time.monotonic() - t0) * 1000, reason)
+        if s is not None and event:
+            try:
+                notice = state.record_failure(s["hook_state"], reason, int(s["failures_before_notice"]))
+            except Exception:
+                notice = None
+            if notice:
+                _emit_quietly(event, {"systemMessage": notice}, stdout)
+    return 0
+
+
+def _emit_quietly(event: str, result: dict[str, Any], stdout: TextIO) -> None:
+    try:
+        output.emit(event, result, 1000, stdout)
+    except Exception:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    t0 = time.monotonic()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--bootstrap-build":
+        from .bootstrap import build_main
+
+        return build_main(argv[1:])
+    if not argv:
+        _log("warning", "hook launcher called without an event")
+        return 0
+    return run(argv[0], sys.stdin.buffer, sys.stdout, t0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

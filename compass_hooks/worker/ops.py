@@ -1,0 +1,39 @@
+"""Worker ops: ``ping``, ``stop`` and ``hook`` (hook event dispatch).
+
+Inside the worker the server answers ``ping`` and ``stop`` itself (they must not
+wait for the model); these registrations make the same names work through the
+in-process service, where there is no worker to stop.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .. import PROTOCOL_VERSION, __version__
+from ..ops import op
+
+
+@op("ping")
+def ping(core: Any) -> dict:
+    info = core.state.get("worker.info")
+    if info is not None:
+        return info()
+    emb = getattr(core, "_embedder", None)
+    return {"protocol": PROTOCOL_VERSION, "version": __version__,
+            "model": getattr(emb, "name", None) or str(core.config.get("model", "name")),
+            "ready": True, "state": "in-process", "error": None, "pid": os.getpid(), "uptime": 0.0,
+            "data": str(core.paths.data)}
+
+
+@op("stop")
+def stop(core: Any) -> dict:
+    return {"stopping": False, "detail": "in-process service: there is no worker to stop"}
+
+
+@op("hook")
+def hook(core: Any, event: str, payload: dict | None = None) -> dict:
+    """``{"event": "UserPromptSubmit", "payload": {...stdin JSON...}}`` -> hook result fields."""
+    from ..hookio.handlers import handle
+
+    return handle(core, event, payload or {})

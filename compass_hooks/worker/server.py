@@ -1,0 +1,342 @@
+"""The worker process: one per data dir, serving ops over a Unix socket.
+
+Start-up order: take the worker lock (another worker holds it -> exit quietly),
+write the pid file, bind the socket (0600 in a 0700 dir), *then* load the model
+and anchors on a background thread. So the socket answers ``ping`` (liveness)
+within milliseconds while ``ready`` (readiness) turns true once the model is
+loaded; ops that need the model wait up to the request's ``wait`` seconds and
+then get a ``WorkerUnavailable`` "warming up" error.
+
+Each connection runs on a thread from a bounded pool, so one slow op never
+stalls another. Work an op defers (hook captures: written after the answer is
+sent, so the prompt is not kept waiting) runs on one background thread and is
+drained before the worker exits. The worker exits after
+``worker.idle_timeout_s`` without requests, on ``stop`` or on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import signal
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from .. import PROTOCOL_VERSION, __version__
+from ..config import Config, load_config
+from ..errors import CompassError, InvalidInput, WorkerUnavailable
+from ..logs import get_logger
+from ..paths import Paths, get_paths
+from . import lifecycle, protocol
+
+log = get_logger("worker")
+
+MAX_THREADS = 16
+CONN_IDLE_S = 60.0  # a connection with no request for this long is closed
+ACCEPT_TICK_S = 0.25  # how often the accept loop checks for stop / idle
+RETRY_LOAD_S = 5.0  # after a failed model load, retry at most this often
+
+
+class WorkerServer:
+    def __init__(self, paths: Paths | None = None, config: Config | None = None, core: Any = None,
+                 idle_timeout: float | None = None, max_threads: int = MAX_THREADS):
+        self.paths = (paths or get_paths()).ensure()
+        self.config = config or load_config(self.paths.config)
+        self.core = core
+        self.idle_timeout = float(self.config.get("worker", "idle_timeout_s") if idle_timeout is None else idle_timeout)
+        self.started = time.monotonic()
+        self.ready = threading.Event()
+        self.state = "starting"
+        self.load_error: str | None = None
+        self._load_attempt = 0.0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._active = 0
+        self._last = time.monotonic()
+        self._conns: set[socket.socket] = set()
+        self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="compass-conn")
+        self._deferred: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._sock: socket.socket | None = None
+        self._sock_ino: int | None = None
+        self._lock_fd: int | None = None
+
+    # -- readiness -------------------------------------------------------------------------------
+    def _warm(self) -> None:
+        self._load_attempt = time.monotonic()
+        t0 = time.perf_counter()
+        try:
+            from ..ops import load_ops
+
+            if self.core is None:
+                from ..core import Core
+
+                self.core = Core(self.paths, self.config)
+            self.core.state["worker.defer"] = self.defer
+            self.core.state["worker.info"] = self.info
+            load_ops()
+            self.core.embedder.embed(["compass warm-up"])  # first run allocates the ONNX arena
+            self._warm_features()
+        except Exception as exc:  # model missing / corrupt: report on ping, keep answering
+            self.load_error = f"{type(exc).__name__}: {exc}"
+            self.state = "error"
+            log.error("warm-up failed: %s", self.load_error)
+            return
+        self.load_error = None
+        self.state = "ready"
+        self.ready.set()
+        log.info("ready in %.2fs (model %s)", time.perf_counter() - t0, self.model_name())
+
+    def _warm_features(self) -> None:
+        """Build the anchor matrix and memory index now, not on the first prompt. Each optional."""
+        try:
+            from ..drift.scorer import get_state
+
+            get_state(self.core).score(["compass warm-up"], None)
+        except ImportError:
+            pass
+        except Exception:
+            log.exception("drift warm-up failed (drift ops will retry)")
+        try:
+            from ..memory import api as memory_api
+
+            warm = getattr(memory_api, "warm", None)
+            if warm is not None:
+                warm(self.core)
+        except ImportError:
+            pass
+        except Exception:
+            log.exception("memory warm-up failed (memory ops will retry)")
+
+    def _maybe_retry_load(self) -> None:
+        if self.state == "error" and time.monotonic() - self._load_attempt > RETRY_LOAD_S:
+            self.state = "starting"
+            threading.Thread(target=self._warm, name="compass-warm", daemon=True).start()
+
+    def model_name(self) -> str:
+        emb = getattr(self.core, "_embedder", None) if self.core is not None else None
+        return getattr(emb, "name", None) or str(self.config.get("model", "name"))
+
+    def info(self) -> dict[str, Any]:
+        return {"protocol": PROTOCOL_VERSION, "version": __version__, "model": self.model_name(),
+                "ready": self.ready.is_set(), "state": self.state, "error": self.load_error, "pid": os.getpid(),
+                "uptime": round(time.monotonic() - self.started, 3), "data": str(self.paths.data)}
+
+    # -- deferred work ---------------------------------------------------------------------------
+    def defer(self, fn: Callable[[], None]) -> None:
+        self._deferred.put(fn)
+
+    def _run_deferred(self) -> None:
+        while True:
+            fn = self._deferred.get()
+            if fn is None:
+                return
+            try:
+                fn()
+            except Exception:
+                log.exception("deferred work failed")
+            finally:
+                self._touch()
+
+    # -- requests --------------------------------------------------------------------------------
+    def _touch(self) -> None:
+        self._last = time.monotonic()
+
+    def dispatch(self, req: dict[str, Any]) -> dict[str, Any]:
+        rid = req.get("id")
+        name = req.get("op")
+        args = req.get("args") or {}
+        with self._lock:
+            self._active += 1
+        self._touch()
+        try:
+            if not isinstance(name, str) or not isinstance(args, dict):
+                raise InvalidInput("a request needs op (string) and args (object)")
+            if name == "ping":
+                return protocol.ok(rid, self.info())
+            if name == "stop":
+                self.request_stop("stop requested")
+                return protocol.ok(rid, {"stopping": True, "pid": os.getpid()})
+            peer = req.get("client")
+            if peer is not None and peer != [PROTOCOL_VERSION, __version__]:
+                return protocol.error(rid, "ProtocolMismatch", f"client {peer} != worker "
+                                      f"{[PROTOCOL_VERSION, __version__]}", "the client restarts the worker")
+            wait = req.get("wait", protocol.DEFAULT_READY_WAIT_S)
+            wait = max(0.0, min(float(wait), 120.0)) if isinstance(wait, (int, float)) else protocol.DEFAULT_READY_WAIT_S
+            self._maybe_retry_load()
+            if not self.ready.wait(wait):
+                if self.load_error:
+                    raise WorkerUnavailable(f"the worker could not load the model: {self.load_error}",
+                                            "run `compass-hook doctor`; export it with `compass-hook model export`")
+                raise WorkerUnavailable("the worker is warming up (loading the model)", "retry in a few seconds")
+            from .. import ops
+
+            return protocol.ok(rid, ops.call(self.core, name, args))
+        except CompassError as exc:
+            return protocol.error(rid, type(exc).__name__, exc.message, exc.hint)
+        except TypeError as exc:  # wrong keyword arguments for the op
+            return protocol.error(rid, "InvalidInput", f"bad arguments for {name!r}: {exc}")
+        except Exception as exc:
+            log.exception("op %r failed", name)
+            return protocol.error(rid, "WorkerError", f"{type(exc).__name__}: {exc}", "details in the worker log")
+        finally:
+            with self._lock:
+                self._active -= 1
+            self._touch()
+
+    def _serve_conn(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._conns.add(conn)
+        try:
+            from ..security import peer_uid
+
+            try:
+                uid = peer_uid(conn)
+            except OSError:
+                uid = -1
+            if uid != os.getuid():
+                log.warning("refused a connection from uid %s", uid)
+                conn.sendall(protocol.encode(protocol.error(None, "WorkerError", "connection refused: wrong user")))
+                return
+            conn.settimeout(CONN_IDLE_S)
+            reader = conn.makefile("rb")
+            while not self._stop.is_set():
+                line = reader.readline(protocol.MAX_LINE + 1)
+                if not line:
+                    return
+                try:
+                    req = protocol.decode(line)
+                except protocol.ProtocolError as exc:
+                    conn.sendall(protocol.encode(protocol.error(None, "InvalidInput", str(exc))))
+                    return
+                conn.sendall(protocol.encode(self.dispatch(req)))
+        except (OSError, socket.timeout):
+            pass  # client went away or idled out: nothing to answer
+        except Exception:
+            log.exception("connection handler failed")
+        finally:
+            with self._lock:
+                self._conns.discard(conn)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def request_stop(self, why: str) -> None:
+        if not self._stop.is_set():
+            log.info("stopping: %s", why)
+        self._stop.set()
+
+    def _bind(self) -> None:
+        from ..security import ensure_private_dir
+
+        path = self.paths.socket
+        ensure_private_dir(path.parent)
+        # We hold the worker lock, so any socket file here is left over from a dead worker.
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the file is born 0600: no window where others could connect
+        try:
+            sock.bind(str(path))
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        sock.listen(128)
+        sock.settimeout(ACCEPT_TICK_S)
+        self._sock = sock
+        self._sock_ino = os.stat(path).st_ino
+
+    def _unbind(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+        try:  # only remove the file if it is still ours (a new worker may have bound one)
+            if self._sock_ino is not None and os.stat(self.paths.socket).st_ino == self._sock_ino:
+                os.unlink(self.paths.socket)
+        except OSError:
+            pass
+
+    def _idle(self) -> bool:
+        return (self.idle_timeout > 0 and self._active == 0 and self._deferred.empty()
+                and time.monotonic() - self._last > self.idle_timeout)
+
+    def serve(self, install_signals: bool = True) -> int:
+        """Run until stopped. 0 on a clean stop (or when another worker already runs)."""
+        self._lock_fd = lifecycle.acquire_lock(self.paths)
+        if self._lock_fd is None:
+            log.info("another worker holds %s: exiting", self.paths.worker_lock)
+            return 0
+        if install_signals and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, lambda *_: self.request_stop("SIGTERM"))
+            signal.signal(signal.SIGINT, lambda *_: self.request_stop("SIGINT"))
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        deferred = threading.Thread(target=self._run_deferred, name="compass-deferred", daemon=True)
+        try:
+            lifecycle.write_pid(self.paths)
+            self._bind()
+            log.info("listening on %s (pid %d, protocol %d, version %s)", self.paths.socket, os.getpid(),
+                     PROTOCOL_VERSION, __version__)
+            deferred.start()
+            threading.Thread(target=self._warm, name="compass-warm", daemon=True).start()
+            while not self._stop.is_set():
+                try:
+                    conn, _ = self._sock.accept()  # type: ignore[union-attr]
+                except socket.timeout:
+                    if self._idle():
+                        self.request_stop(f"idle for {self.idle_timeout:.0f}s")
+                    continue
+                except OSError as exc:
+                    if self._stop.is_set():
+                        break
+                    log.error("accept failed: %s", exc)
+                    time.sleep(0.1)
+                    continue
+                conn.settimeout(None)
+                self._touch()
+                self._pool.submit(self._serve_conn, conn)
+        finally:
+            self._unbind()
+            with self._lock:
+                conns = list(self._conns)
+            for c in conns:  # wake readers blocked on idle keep-alive connections
+                try:
+                    c.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._pool.shutdown(wait=True)
+            if deferred.is_alive():  # finish captures already accepted: nothing is lost on stop
+                self._deferred.put(None)
+                deferred.join(timeout=30)
+            if self.core is not None:
+                try:
+                    self.core.close()
+                except Exception:
+                    log.exception("closing the core failed")
+            lifecycle.remove_pid(self.paths)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+            log.info("stopped")
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compass_hooks.worker", description="Run the compass-hooks worker.")
+    parser.add_argument("--home", help="data dir this worker serves (also marks the process as ours)")
+    parser.add_argument("--idle-timeout", type=float, default=None, help="seconds without requests before exiting")
+    ns = parser.parse_args(argv)
+    if ns.home and os.path.realpath(ns.home) != os.path.realpath(str(get_paths().data)):
+        os.environ["COMPASS_HOME"] = ns.home  # the spawner's data dir is the one we serve
+    try:
+        return WorkerServer(idle_timeout=ns.idle_timeout).serve()
+    except Exception:
+        log.exception("worker crashed")
+        return 1
+
+
+__all__ = ["WorkerServer", "main"]
