@@ -25,14 +25,15 @@ from typing import Any, Iterator
 
 # Harness-generated user text: never a human turn.
 _HARNESS = re.compile(
-    r"^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr|caveat)>|<system-reminder>|"
+    r"^\s*(?:<command-(?:name|message|args|contents|stdout)>|<local-command-(?:stdout|stderr|caveat)>|<system-reminder>|"
     r"<bash-(?:input|stdout|stderr)>|<user-memory-input>|<task-notification>|"
     r"\[Request interrupted by user[^\]]*\]\s*$|Caveat: The messages below were generated)",
     re.IGNORECASE,
 )
 # Inline harness blocks that can wrap a real prompt.
 _INLINE = re.compile(
-    r"<(system-reminder|command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
+    r"<(system-reminder|command-name|command-message|command-args|command-contents|command-stdout|"
+    r"local-command-stdout|local-command-stderr|"
     r"local-command-caveat)>.*?</\1>",
     re.DOTALL | re.IGNORECASE,
 )
@@ -125,7 +126,7 @@ def parse(path: str | Path) -> list[Turn]:
         session = rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None
         created = parse_time(rec.get("timestamp"))
         if kind == "user":
-            parts = [strip_harness(t) for t in texts if not is_harness(t)]
+            parts = [strip_harness(t) for t in texts]
             text = "\n\n".join(p for p in parts if p and not is_harness(p)).strip()
             if not text:
                 continue
