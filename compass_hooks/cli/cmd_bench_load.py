@@ -1,0 +1,211 @@
+"""``compass-hook bench load``: concurrent sessions through the real hook path.
+
+Each session is a thread that runs the UserPromptSubmit command from
+``hooks/hooks.json`` exactly as Claude Code does (``sh -c`` with
+``CLAUDE_PLUGIN_ROOT`` set, the event JSON on stdin), one prompt after another,
+for the given time. Everything runs in a throw-away data dir with its own
+worker. Afterwards it checks that every hook exited 0 with valid (or no)
+stdout, that every prompt was stored as a memory (captures are written after
+the hook answers, so it waits for them), and that the audit log verifies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import echo_json
+
+CAPTURE_WAIT_S = 60.0  # how long to wait for deferred captures after the last prompt
+
+
+def _hook_command(plugin_root: Path, event: str = "UserPromptSubmit") -> tuple[str, float]:
+    """The shell command (and timeout) hooks.json registers for ``event``."""
+    path = plugin_root / "hooks" / "hooks.json"
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        handler = spec["hooks"][event][0]["hooks"][0]
+        return str(handler["command"]), float(handler.get("timeout", 30))
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise click.ClickException(f"cannot read the {event} hook from {path}: {exc}") from None
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return s[k]
+
+
+class _Session(threading.Thread):
+    def __init__(self, n: int, command: str, timeout: float, env: dict[str, str], cwd: Path, until: float):
+        super().__init__(name=f"bench-session-{n}", daemon=True)
+        self.n, self.command, self.timeout, self.env, self.cwd, self.until = n, command, timeout, env, cwd, until
+        self.session_id = f"bench-load-{os.getpid()}-{n}"
+        self.sent: list[str] = []
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        i = 0
+        while time.monotonic() < self.until:
+            prompt = f"load test session {self.n} prompt {i}: please keep the retry logic in fetch_user idempotent"
+            payload = {"session_id": self.session_id, "transcript_path": str(self.cwd / f"{self.session_id}.jsonl"),
+                       "cwd": str(self.cwd), "prompt_id": f"p{i}", "permission_mode": "default",
+                       "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+            t0 = time.perf_counter()
+            try:
+                proc = subprocess.run(["sh", "-c", self.command], input=json.dumps(payload).encode(),
+                                      capture_output=True, env=self.env, cwd=str(self.cwd), timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                self.errors.append(f"prompt {i}: hook timed out after {self.timeout:g}s")
+                i += 1
+                continue
+            self.latencies.append((time.perf_counter() - t0) * 1000)
+            self.sent.append(prompt)
+            problem = _check_output(proc.returncode, proc.stdout)
+            if problem:
+                self.errors.append(f"prompt {i}: {problem}")
+            i += 1
+
+
+def _check_output(code: int, stdout: bytes) -> str | None:
+    if code != 0:
+        return f"exit {code}"
+    if not stdout.strip():
+        return None
+    try:
+        out = json.loads(stdout)
+    except ValueError:
+        return f"stdout is not JSON: {stdout[:80]!r}"
+    spec = out.get("hookSpecificOutput") if isinstance(out, dict) else None
+    if spec is not None and spec.get("hookEventName") != "UserPromptSubmit":
+        return f"hookEventName is {spec.get('hookEventName')!r}"
+    return None
+
+
+def _stored_prompts(db: Path, audit_log: Path) -> set[str]:
+    if not db.exists():
+        return set()
+    from ..memory.store import Store
+
+    store = Store(db, audit_log=audit_log)
+    try:
+        return {row["text"] for row in store.iter_rows()}
+    finally:
+        store.close()
+
+
+def run_load(sessions: int, seconds: float, model: str | None = None, plugin_root: Path | None = None,
+             keep: bool = False) -> dict[str, Any]:
+    """Run the load and return the figures (see the module docstring)."""
+    from ..audit.verify import verify
+    from ..paths import get_paths
+    from ..worker import client
+
+    root = plugin_root or get_paths().plugin_root
+    command, timeout = _hook_command(root)
+    tmp = Path(tempfile.mkdtemp(prefix="compass-load-"))
+    home = tmp / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("COMPASS_NO_WORKER", "COMPASS_SOCKET", "CLAUDE_PLUGIN_DATA")}
+    env.update({"COMPASS_HOME": str(home), "CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PROJECT_DIR": str(tmp)})
+    if model:
+        env["COMPASS_MODEL"] = model
+    saved = {k: os.environ.get(k) for k in ("COMPASS_HOME", "COMPASS_MODEL", "COMPASS_SOCKET")}
+    os.environ["COMPASS_HOME"] = str(home)  # so get_paths() below names the throw-away dir
+    os.environ.pop("COMPASS_SOCKET", None)
+    if model:
+        os.environ["COMPASS_MODEL"] = model
+    try:
+        paths = get_paths().ensure()
+        t0 = time.monotonic()
+        warm = client.ensure_worker(paths, wait_s=120)  # a cold start is measured by `bench hook`, not here
+        warm_s = time.monotonic() - t0
+        until = time.monotonic() + seconds
+        threads = [_Session(n, command, timeout, env, tmp, until) for n in range(sessions)]
+        started = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(seconds + timeout + 30)
+        elapsed = time.monotonic() - started
+        sent = {p for t in threads for p in t.sent}
+        deadline = time.monotonic() + CAPTURE_WAIT_S
+        stored = _stored_prompts(paths.db, paths.audit_log)
+        while sent - stored and time.monotonic() < deadline:
+            time.sleep(0.25)
+            stored = _stored_prompts(paths.db, paths.audit_log)
+        lost = sorted(sent - stored)
+        report = verify(paths)
+        client.stop_worker(paths)
+        lat = [x for t in threads for x in t.latencies]
+        errors = [e for t in threads for e in t.errors]
+        return {
+            "sessions": sessions, "seconds": round(elapsed, 2), "model": warm.get("model"),
+            "warm_start_s": round(warm_s, 2), "prompts": len(lat), "errors": len(errors),
+            "error_samples": errors[:5], "stored": len(sent & stored), "lost": len(lost), "lost_samples": lost[:3],
+            "audit_ok": report.ok, "audit_entries": report.entries,
+            "audit_problem": report.problems[0].message if report.problems else None,
+            "throughput_per_s": round(len(lat) / elapsed, 2) if elapsed else 0.0,
+            "latency_ms": {"p50": round(_percentile(lat, 0.50), 1), "p95": round(_percentile(lat, 0.95), 1),
+                           "p99": round(_percentile(lat, 0.99), 1), "max": round(max(lat, default=0.0), 1),
+                           "mean": round(statistics.fmean(lat), 1) if lat else 0.0},
+            "ok": not errors and not lost and report.ok and bool(lat),
+        }
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@click.command("load")
+@click.option("--sessions", type=click.IntRange(1, 64), default=8, show_default=True, help="Concurrent sessions.")
+@click.option("--seconds", type=click.FloatRange(0.5, 3600), default=60.0, show_default=True,
+              help="How long every session keeps sending prompts.")
+@click.option("--model", default=None, help="Embedding model for the run (default: the configured one).")
+@click.option("--keep", is_flag=True, help="Keep the throw-away data dir (printed) for inspection.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, as_json: bool) -> None:
+    """Concurrent sessions sending prompts through the real hook launcher.
+
+    Checks that no hook failed, no prompt was lost (each one stored as a memory)
+    and the audit log verifies; prints latency figures. Exits 1 on any failure.
+    Runs in a throw-away data dir with its own worker; your store is not touched.
+    """
+    out = run_load(sessions, seconds, model=model, keep=keep)
+    if as_json:
+        echo_json(out)
+    else:
+        lat = out["latency_ms"]
+        click.echo(f"{out['sessions']} sessions x {out['seconds']}s, model {out['model']}: {out['prompts']} prompts, "
+                   f"{out['throughput_per_s']}/s")
+        click.echo(f"hook latency ms: p50 {lat['p50']}  p95 {lat['p95']}  p99 {lat['p99']}  max {lat['max']}")
+        click.echo(f"errors {out['errors']}, stored {out['stored']}, lost {out['lost']}, "
+                   f"audit {'OK' if out['audit_ok'] else 'FAILED: ' + str(out['audit_problem'])} "
+                   f"({out['audit_entries']} entries)")
+        for e in out["error_samples"] + out["lost_samples"]:
+            click.echo(f"  {e}")
+    if not out["ok"]:
+        raise SystemExit(1)
+
+
+def register(cli: click.Group) -> None:
+    group = cli.commands.get("bench")
+    if group is None or not isinstance(group, click.Group):  # cmd_bench (the worker's module) owns the group
+        return
+    group.add_command(bench_load)
