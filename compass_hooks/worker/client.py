@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat as _stat
 import sys
 import time
 TYPE_CHECKING = False
@@ -70,6 +71,30 @@ def _raise_error(err: dict[str, Any]) -> None:
     raise cls(str(err.get("message") or "worker error"), err.get("hint"))
 
 
+def socket_problem(path: str) -> str | None:
+    """Why the socket at ``path`` must not be trusted (None: ours, or absent). Same rule as
+    ``compass_hooks.security.socket_problem``, inlined: security.py is too heavy for the hot path.
+    A socket planted by another user would otherwise receive every prompt."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot stat {path}: {exc}"
+    if not _stat.S_ISSOCK(st.st_mode):
+        return f"{path} is not a socket"
+    uid = os.getuid()
+    if st.st_uid != uid:
+        return f"socket {path} is owned by uid {st.st_uid}, not you ({uid})"
+    try:
+        parent = os.lstat(os.path.dirname(os.path.abspath(path)) or ".")
+    except OSError as exc:
+        return f"cannot stat the socket dir of {path}: {exc}"
+    if parent.st_uid != uid or _stat.S_IMODE(parent.st_mode) & 0o022:
+        return f"the socket dir of {path} is owned by uid {parent.st_uid} or writable by others"
+    return None
+
+
 def request(op: str, args: dict[str, Any] | None = None, *, socket_path: str, timeout: float,
             connect_timeout: float | None = None, wait: float | None = None,
             check_version: bool = False) -> dict[str, Any]:
@@ -84,6 +109,10 @@ def request(op: str, args: dict[str, Any] | None = None, *, socket_path: str, ti
     if check_version:
         frame["client"] = [PROTOCOL_VERSION, __version__]
     data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    problem = socket_problem(socket_path)
+    if problem:
+        raise WorkerUnavailable(f"refusing to talk to the worker socket: {problem}",
+                                "remove that file; compass-hooks recreates its socket in a private dir")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(connect_timeout if connect_timeout is not None else timeout)

@@ -1,0 +1,111 @@
+"""Failure streak notice, the hot-path settings cache, and the marketplace bootstrap decisions."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from compass_hooks.hookio import bootstrap, settings, state
+from compass_hooks.paths import get_paths
+
+
+def test_notice_once_per_failure_streak(tmp_path):
+    path = str(tmp_path / "run" / "hook-state.json")
+    assert state.record_failure(path, "worker down", 3) is None
+    assert state.record_failure(path, "worker down", 3) is None
+    notice = state.record_failure(path, "worker down", 3)
+    assert notice and "compass-hook doctor" in notice and "worker down" in notice
+    assert state.record_failure(path, "worker down", 3) is None  # once per streak
+    state.record_success(path)
+    assert not os.path.exists(path)
+    for _ in range(2):
+        assert state.record_failure(path, "again", 3) is None
+    assert state.record_failure(path, "again", 3)  # a new streak notifies again
+
+
+def test_settings_cache_matches_the_slow_path_and_goes_stale(monkeypatch):
+    slow = settings.compute()
+    first = settings.load()
+    assert first == slow
+    cache = get_paths().run / settings.CACHE_NAME
+    assert cache.exists()
+    # A poisoned cache with a matching key would be used: prove load() reads it ...
+    data = json.loads(cache.read_text())
+    data["settings"]["budget_chars"] = 1234
+    cache.write_text(json.dumps(data))
+    assert settings.load()["budget_chars"] == 1234
+    # ... and that an env override or a config change makes it stale.
+    monkeypatch.setenv("COMPASS_BUDGET_CHARS", "777")
+    assert settings.load()["budget_chars"] == 777
+    monkeypatch.delenv("COMPASS_BUDGET_CHARS")
+    get_paths().config.write_text("[hooks]\nbudget_chars = 555\n")
+    assert settings.load()["budget_chars"] == 555
+    assert settings.load()["socket"] == str(get_paths().socket)
+
+
+def _plugin(tmp_path, reqs="a"):
+    root = tmp_path / "plugin"
+    root.mkdir(exist_ok=True)
+    (root / "pyproject.toml").write_text(f"[project]\nname='x'\ndependencies=['{reqs}']\n")
+    return str(root)
+
+
+def test_bootstrap_starts_once_notifies_once_and_rebuilds_on_new_requirements(tmp_path):
+    data = str(tmp_path / "data")
+    root = _plugin(tmp_path)
+    s = {"data": data, "plugin_root": root}
+    started = []
+    msg = bootstrap.maybe_start(s, starter=lambda d, r: started.append((d, r)))
+    assert started == [(data, root)] and msg and "background" in msg
+    assert bootstrap.maybe_start(s, starter=lambda d, r: started.append(1)) is None  # told once ...
+    assert len(started) == 2  # ... but a dead build (lock free, no stamp) is restarted
+
+    # A finished build: venv python + matching stamp -> ready, nothing started.
+    venv = bootstrap.venv_dir(data)
+    os.makedirs(os.path.join(venv, "bin"))
+    open(os.path.join(venv, "bin", "python"), "w").close()
+    with open(os.path.join(venv, bootstrap.STAMP), "w") as fh:
+        fh.write(bootstrap.requirements_hash(root))
+    assert bootstrap.decide(data, root)["action"] == "ready"
+    assert bootstrap.maybe_start(s, starter=lambda d, r: started.append(2)) is None and len(started) == 2
+
+    # A plugin update that changes the requirements: stale stamp -> rebuild, and the user is told again.
+    _plugin(tmp_path, reqs="b")
+    d = bootstrap.decide(data, root)
+    assert d == {"action": "start", "notify": True, "hash": bootstrap.requirements_hash(root)}
+
+
+def test_bootstrap_lock_means_building_and_build_is_single(tmp_path):
+    import fcntl
+
+    data = str(tmp_path / "data")
+    root = _plugin(tmp_path)
+    os.makedirs(os.path.join(data, "run"))
+    fd = os.open(os.path.join(data, "run", "bootstrap.lock"), os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert bootstrap.decide(data, root)["action"] == "building"
+        ran = []
+        assert bootstrap.build(data, root, steps=lambda cmd, env: ran.append(cmd)) == 0 and ran == []
+    finally:
+        os.close(fd)
+    ran = []
+
+    def steps(cmd, env):  # record instead of building; the venv step leaves its dir behind
+        ran.append(cmd)
+        if cmd[1:3] == ["-m", "venv"]:
+            os.makedirs(cmd[-1], exist_ok=True)
+
+    assert bootstrap.build(data, root, steps=steps) == 0
+    assert [c[1:3] for c in ran[:1]] == [["-m", "venv"]] and ran[-1][-3:] == ["export", "--model", "minilm"]
+    assert bootstrap.stamp_ok(data, root)
+
+
+def test_no_environment_means_pass_through(tmp_path, monkeypatch):
+    monkeypatch.delenv("COMPASS_WORKER_PYTHON", raising=False)
+    monkeypatch.setattr(bootstrap.sys, "flags", type("F", (), {"no_site": 1})())
+    s = {"data": str(tmp_path / "d"), "plugin_root": _plugin(tmp_path)}
+    assert bootstrap.worker_python(s) is None
+    os.makedirs(os.path.join(s["plugin_root"], ".venv", "bin"))
+    open(os.path.join(s["plugin_root"], ".venv", "bin", "python"), "w").close()
+    assert bootstrap.worker_python(s).endswith(".venv/bin/python")
