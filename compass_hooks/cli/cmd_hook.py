@@ -25,4 +25,4 @@ def register(cli: click.Group) -> None:
         from ..hookio.runner import run
 
         local = local or os.environ.get("COMPASS_NO_WORKER", "") not in ("", "0")
-        run(event, click.get_binary_stream("stdin"), sys.stdout, local=local)
+        run(event, getattr(sys.stdin, "buffer", sys.stdin), sys.stdout, local=local)

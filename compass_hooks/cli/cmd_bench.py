@@ -1,0 +1,162 @@
+"""``compass-hook bench``: benchmark commands that print figures (never pass/fail).
+
+This module owns the ``bench`` group (importable as
+``compass_hooks.cli.cmd_bench.bench``); other modules add subcommands to
+``cli.commands["bench"]`` (they are discovered after this one). ``bench hook``
+measures the UserPromptSubmit hook exactly as hooks.json runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import echo_json
+
+WARM_PROMPT = "add retry with backoff to the billing queue worker before the release"
+DRIFT_PROMPT = "just force push to main and skip the tests"
+
+
+@click.group("bench")
+def bench() -> None:
+    """Benchmarks: print latency and throughput figures (targets are in the README)."""
+
+
+def _hook_command(root: Path, event: str = "UserPromptSubmit") -> tuple[str, float]:
+    spec = json.loads((root / "hooks" / "hooks.json").read_text())["hooks"][event][0]["hooks"][0]
+    return spec["command"], float(spec.get("timeout", 30))
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
+
+
+def _timed(argv: list[str], stdin: bytes, env: dict[str, str], timeout: float) -> tuple[float, bytes]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=timeout)
+    return (time.perf_counter() - t0) * 1000.0, proc.stdout
+
+
+def _payload(prompt: str, cwd: str, n: int) -> bytes:
+    return json.dumps({"session_id": f"bench-{os.getpid()}", "transcript_path": "", "cwd": cwd,
+                       "prompt_id": f"p{n}", "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+                       "prompt": prompt}).encode()
+
+
+def _context(out: bytes) -> str:
+    try:
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+
+
+def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None) -> dict[str, Any]:
+    from ..paths import get_paths
+    from ..worker import client
+
+    os.environ["COMPASS_HOME"] = str(home)
+    os.environ.pop("COMPASS_NO_WORKER", None)
+    paths = get_paths().ensure()
+    root = paths.plugin_root
+    project_dir = home / "project"
+    (project_dir / ".git").mkdir(parents=True, exist_ok=True)
+    command, timeout = _hook_command(root)
+    env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(root))
+    py = root / ".venv" / "bin" / "python"
+    floor_cmd = f"'{py if py.exists() else sys.executable}' -I -S -c 'import json,socket'"
+
+    # 1. The store: `memories` synthetic memories in the benchmark project (vectors only; no model time).
+    from ..core import Core
+    from ..memory import bench as mbench
+    from ..memory.project import project_id
+
+    core = Core(paths)
+    model = core.embedder.name
+    t0 = time.perf_counter()
+    mbench.fill_store(core, memories, project=project_id(str(project_dir)))
+    fill_s = time.perf_counter() - t0
+    core.close()
+
+    # 2. Cold start: no worker; the hook spawns it and waits up to hooks.cold_start_s.
+    client.stop_worker(paths)
+    cold_ms, out = _timed(["sh", "-c", command], _payload(DRIFT_PROMPT, str(project_dir), 0), env, timeout)
+    cold_ctx = _context(out)
+    client.ensure_worker(paths, wait_s=120)  # if the cold hook gave up, let the worker finish warming
+
+    # 3. Warm: the hook command and the floor, interleaved so machine load hits both alike.
+    hook_ms: list[float] = []
+    floor_ms: list[float] = []
+    injected = 0
+    for i in range(3):  # warm-up (page cache, settings cache)
+        _timed(["sh", "-c", command], _payload(WARM_PROMPT, str(project_dir), i), env, timeout)
+    for i in range(runs):
+        ms, out = _timed(["sh", "-c", command], _payload(WARM_PROMPT, str(project_dir), 100 + i), env, timeout)
+        hook_ms.append(ms)
+        injected += bool(_context(out))
+        floor_ms.append(_timed(["sh", "-c", floor_cmd], b"", env, timeout)[0])
+        if progress:
+            progress(1)
+    client.stop_worker(paths)
+    med, fmed = statistics.median(hook_ms), statistics.median(floor_ms)
+    return {
+        "model": model, "memories": memories, "fill_s": round(fill_s, 2), "runs": runs,
+        "hook_ms": {"median": round(med, 1), "p95": round(_pct(hook_ms, 0.95), 1), "min": round(min(hook_ms), 1)},
+        "floor_ms": {"median": round(fmed, 1), "p95": round(_pct(floor_ms, 0.95), 1), "min": round(min(floor_ms), 1)},
+        "ratio_median": round(med / fmed, 2) if fmed else None,
+        "context_injected": f"{injected}/{runs}",
+        "cold_start_ms": round(cold_ms, 0), "cold_start_context": bool(cold_ctx),
+        "cold_start_block": cold_ctx.splitlines()[0] if cold_ctx else None,
+        "command": command, "floor": floor_cmd, "targets": {"ratio_median": 1.3, "cold_start_ms": 3000},
+    }
+
+
+@bench.command("hook")
+@click.option("--runs", "-n", type=click.IntRange(3, 1000), default=30, show_default=True, help="Warm hook runs.")
+@click.option("--memories", type=click.IntRange(0, 1_000_000), default=10_000, show_default=True,
+              help="Synthetic memories in the store.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def bench_hook(runs: int, memories: int, as_json: bool) -> None:
+    """Time the UserPromptSubmit hook exactly as hooks.json runs it (warm worker, default model, a store of
+    --memories memories, in a throwaway data dir) next to the floor `python -I -S -c 'import json,socket'`
+    measured in the same run, plus the cold start (no worker) to first context."""
+    home = Path(tempfile.mkdtemp(prefix="compass-bench-hook-"))
+    saved = {k: os.environ.get(k) for k in ("COMPASS_HOME", "COMPASS_NO_WORKER")}
+    try:
+        if as_json:
+            report = run_bench_hook(runs, memories, home)
+        else:
+            with click.progressbar(length=runs, label="hook runs", file=sys.stderr) as bar:
+                report = run_bench_hook(runs, memories, home, progress=bar.update)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(home, ignore_errors=True)
+    if as_json:
+        echo_json(report)
+        return
+    h, f = report["hook_ms"], report["floor_ms"]
+    click.echo(f"UserPromptSubmit hook, warm worker ({report['model']}, {report['memories']} memories), {runs} runs:")
+    click.echo(f"  hook   median {h['median']} ms  p95 {h['p95']} ms  (context injected {report['context_injected']})")
+    click.echo(f"  floor  median {f['median']} ms  p95 {f['p95']} ms  ({report['floor']})")
+    click.echo(f"  ratio  {report['ratio_median']}x the floor (target <= 1.3x)")
+    click.echo(f"cold start to first context: {report['cold_start_ms']:.0f} ms "
+               f"({'context: ' + report['cold_start_block'] if report['cold_start_context'] else 'no context: failed open'};"
+               f" target <= 3000 ms)")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(bench)

@@ -1,0 +1,61 @@
+"""CliRunner tests: `hook EVENT` (in process with COMPASS_NO_WORKER=1), `worker status|start|stop`, `bench hook`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compass_hooks.cli import cli
+from worker_helpers import stop_worker
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+
+
+def test_hook_command_in_process(cli_runner):
+    payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text())
+    payload["prompt"] = "just force push to main and skip the tests"
+    res = cli_runner.invoke(cli, ["hook", "user-prompt-submit"], input=json.dumps(payload))
+    assert res.exit_code == 0, res.output
+    obj = json.loads(res.output)
+    assert obj["hookSpecificOutput"]["additionalContext"].startswith("Compass — drift check")
+    res = cli_runner.invoke(cli, ["hook", "stop"], input=(FIXTURES / "Stop.json").read_text())
+    assert res.exit_code == 0 and res.output == ""
+    res = cli_runner.invoke(cli, ["hook", "user-prompt-submit"], input="not json")
+    assert res.exit_code == 0 and res.output == ""  # fails open, even by hand
+    res = cli_runner.invoke(cli, ["hook", "no-such-event"])
+    assert res.exit_code == 2 and "no-such-event" in res.output
+
+
+def test_worker_commands(cli_runner):
+    res = cli_runner.invoke(cli, ["worker", "status", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["running"] is False
+    try:
+        res = cli_runner.invoke(cli, ["worker", "start", "--json"])
+        assert res.exit_code == 0, res.output
+        status = json.loads(res.output)
+        assert status["running"] and status["ready"] and status["model"] == "fake:64"
+        res = cli_runner.invoke(cli, ["worker", "status"])
+        assert "ready: True" in res.output
+        res = cli_runner.invoke(cli, ["worker", "stop"])
+        assert res.exit_code == 0 and "stopped worker pid" in res.output
+        res = cli_runner.invoke(cli, ["worker", "stop"])
+        assert "no worker was running" in res.output
+    finally:
+        stop_worker()
+
+
+def test_bench_group_help(cli_runner):
+    from compass_hooks.cli.cmd_bench import bench
+
+    assert cli.commands["bench"] is bench
+    res = cli_runner.invoke(cli, ["bench", "hook", "--help"])
+    assert res.exit_code == 0 and "floor" in res.output
+
+
+def test_bench_hook_runs_on_the_fake_model(cli_runner):
+    res = cli_runner.invoke(cli, ["bench", "hook", "--runs", "3", "--memories", "50", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["runs"] == 3 and report["memories"] == 50 and report["model"] == "fake:64"
+    assert report["hook_ms"]["median"] > 0 and report["floor_ms"]["median"] > 0 and report["ratio_median"] > 0
+    assert report["cold_start_context"] is True and report["cold_start_block"].startswith("Compass")
