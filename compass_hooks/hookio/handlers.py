@@ -118,7 +118,9 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
                 blocks.append(block)
     remaining = budget - sum(len(b) + 2 for b in blocks)
     if mem is not None and remaining >= MIN_RECALL_BUDGET:
-        recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, ev, drift=result,
+        # Only an alert asks memory for related constraints (a second search): plain scores do not.
+        alert = result if result and result.get("alert") else None
+        recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, ev, drift=alert,
                       budget=remaining, default="")
         if recall:
             blocks.append(recall)

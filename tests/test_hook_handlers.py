@@ -1,0 +1,56 @@
+"""Worker-side handlers: one failing feature does not sink the others; captures are deferred when offered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compass_hooks.core import Core
+from compass_hooks.hookio import handlers
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+
+
+def _ups(prompt):
+    payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text())
+    payload["prompt"] = prompt
+    return payload
+
+
+def test_drift_failure_does_not_sink_memory(monkeypatch):
+    from compass_hooks.drift import api as drift_api
+    from compass_hooks.memory import api as mem_api
+
+    core = Core()
+    calls = []
+    monkeypatch.setattr(drift_api, "check_prompt", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
+    monkeypatch.setattr(mem_api, "recall_for_prompt", lambda core, ev, drift=None, budget=0: "Compass — memory\nx")
+    monkeypatch.setattr(mem_api, "capture_prompt", lambda core, ev: calls.append(ev.prompt))
+    out = handlers.handle(core, "UserPromptSubmit", _ups("force push to main"))
+    assert out == {"additionalContext": "Compass — memory\nx"} and calls == ["force push to main"]
+
+
+def test_memory_failure_keeps_the_drift_block_and_capture_is_deferred(monkeypatch):
+    from compass_hooks.memory import api as mem_api
+
+    core = Core()
+    queued = []
+    core.state["worker.defer"] = queued.append
+    monkeypatch.setattr(mem_api, "recall_for_prompt", lambda *a, **k: 1 / 0)
+    out = handlers.handle(core, "UserPromptSubmit", _ups("just force push to main and skip the tests"))
+    assert out["additionalContext"].startswith("Compass — drift check")
+    assert len(queued) == 1  # capture waits for the worker's background thread
+    queued[0]()  # and runs without raising (errors inside are logged)
+
+
+def test_pretooluse_modes(monkeypatch):
+    core = Core()
+    payload = json.loads((FIXTURES / "PreToolUse.json").read_text())
+    assert handlers.handle(core, "PreToolUse", payload)["permissionDecision"] == "ask"
+    core.config.data["hooks"]["pretooluse"] = "deny"
+    assert handlers.handle(core, "PreToolUse", payload)["permissionDecision"] == "deny"
+    core.config.data["hooks"]["pretooluse"] = "off"
+    assert handlers.handle(core, "PreToolUse", payload) == {}
+    payload["tool_input"] = {"command": "ls -la"}
+    core.config.data["hooks"]["pretooluse"] = "ask"
+    assert handlers.handle(core, "PreToolUse", payload) == {}
