@@ -27,8 +27,9 @@ class Core:
             with self._lock:
                 if self._embedder is None:
                     from .embedding import get_embedder
+                    from .embedding.cache import CachedEmbedder
 
-                    self._embedder = get_embedder(config=self.config)
+                    self._embedder = CachedEmbedder(get_embedder(config=self.config))
         return self._embedder
 
     @property
