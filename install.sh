@@ -81,6 +81,12 @@ case "$MODEL" in
     export_model "$MODEL"
     default_model="$(basename "$MODEL")" ;;
 esac
+# The drift scorer needs a calibration per model; MiniLM's ships in anchors/calibration/.
+if [ ! -f "$ROOT/anchors/calibration/$default_model.json" ] && [ ! -f "$("$CH" doctor --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["paths"]["data"])')/calibration/$default_model.json" ]; then
+  say "calibrating the drift scorer for $default_model (compass-hook anchors train)"
+  "$CH" anchors train --model "$default_model" 2>&1 | tail -n 3 | sed 's/^/    /'
+  did+=("calibrated the drift scorer for $default_model")
+fi
 "$PY" - "$default_model" <<'EOF'
 import sys
 from compass_hooks.config import load_config, save_config
