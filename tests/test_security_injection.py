@@ -75,16 +75,12 @@ GAPS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="memory/inject.py only trusts the write-time flag from privacy.py, which "
-                   "misses these; fix: also withhold when compass_hooks.security.looks_like_instruction(text)")
 @pytest.mark.parametrize("poison", GAPS)
 def test_other_instruction_forms_are_withheld(svc, poison):
     _remember(svc, SAFE)
     _assert_withheld(svc, poison, _remember(svc, poison))
 
 
-@pytest.mark.xfail(strict=True, reason="the flag is computed at write time only; text changed in the DB afterwards "
-                   "is injected verbatim (fix: check at render time, as above). `audit verify` does catch the edit.")
 def test_text_planted_in_the_db_after_the_write_is_withheld(svc):
     _remember(svc, SAFE)
     mid = _remember(svc, "The deploy script uses bash")

@@ -15,6 +15,7 @@ import re
 import time
 from typing import Iterable, Sequence
 
+from ..security import looks_like_instruction
 from .store import FLAG_SUSPICIOUS
 
 HEADER_PREFIX = "Compass — "
@@ -91,7 +92,8 @@ def item(m: dict, now: float | None = None, limit: int = MAX_ITEM_CHARS) -> str:
     lead = ", ".join(bits)
     if m.get("pinned"):
         lead += " (pinned)"
-    if FLAG_SUSPICIOUS in (m.get("flags") or ()):
+    # The write-time flag, and again now: the patterns grow, and a row edited in the DB was never flagged.
+    if FLAG_SUSPICIOUS in (m.get("flags") or ()) or looks_like_instruction(str(m.get("text", ""))):
         body = "a stored message that reads like instructions to the model was withheld"
     else:
         body = f"{describe(m)} {quote(m.get('text', ''), limit)}"
