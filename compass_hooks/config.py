@@ -23,7 +23,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "model": {
         "name": "minilm",  # default embedding model (folder name under the models dir)
         "int8": False,  # use model_int8.onnx when the export has one
-        "threads": 1,  # onnxruntime intra-op threads; 1 leaves a core for numpy/BLAS
+        # onnxruntime intra-op threads. 2 (spinning off, so idle threads do not fight numpy/BLAS):
+        # ~2 ms less per hook prompt and ~1.8x import throughput than 1 on the 2-core reference machine.
+        "threads": 2,
         "batch_size": 32,
     },
     "worker": {
