@@ -107,3 +107,16 @@ def test_float16_storage_keeps_ranking():
     idx = DenseIndex(32, dtype="float16")
     idx.add(list(range(500)), ["p"] * 500, vecs)
     assert idx.search(vecs[42], k=1, project="p").ids.tolist() == [42]
+
+
+def test_score_ids_gives_exact_cosines_and_survives_removal():
+    rng = np.random.default_rng(6)
+    vecs = _unit(rng, 100, 8)
+    idx = DenseIndex(8)
+    idx.add(list(range(100)), ["a" if i < 50 else "b" for i in range(100)], vecs)
+    q = _unit(rng, 1, 8)[0]
+    got = idx.score_ids(q, [3, 77, 12345])
+    assert set(got) == {3, 77}
+    assert got[77] == pytest.approx(float(vecs[77] @ q), abs=1e-5)
+    idx.remove([0, 1, 2])  # compaction moves rows: positions must follow
+    assert idx.score_ids(q, [3])[3] == pytest.approx(float(vecs[3] @ q), abs=1e-5)

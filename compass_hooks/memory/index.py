@@ -48,12 +48,13 @@ class DenseHits:
 class _Block:
     """One project's vectors: a growable matrix and the memory ids of its rows."""
 
-    __slots__ = ("vecs", "ids", "n")
+    __slots__ = ("vecs", "ids", "n", "pos")
 
     def __init__(self, dim: int, dtype: np.dtype):
         self.vecs = np.zeros((_MIN_CAPACITY, dim), dtype=dtype)
         self.ids = np.zeros(_MIN_CAPACITY, dtype=np.int64)
         self.n = 0
+        self.pos: dict[int, int] = {}  # memory id -> row, for scoring given ids
 
     def append(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         need = self.n + len(ids)
@@ -68,6 +69,7 @@ class _Block:
             self.vecs, self.ids = nv, ni
         self.vecs[self.n : need] = vecs
         self.ids[self.n : need] = ids
+        self.pos.update((int(m), self.n + j) for j, m in enumerate(ids))
         self.n = need
 
     def remove(self, drop: set[int]) -> int:
@@ -77,6 +79,7 @@ class _Block:
             self.vecs = np.ascontiguousarray(self.vecs[: self.n][keep])
             self.ids = self.ids[: self.n][keep].copy()
             self.n = len(self.ids)
+            self.pos = {int(m): j for j, m in enumerate(self.ids)}
         return removed
 
 
@@ -154,6 +157,27 @@ class DenseIndex:
         with self._lock:
             blocks = [self._blocks.get(project or "")] if project is not None else list(self._blocks.values())
             return [(b.vecs[: b.n], b.ids[: b.n]) for b in blocks if b is not None and b.n]
+
+    def score_ids(self, query: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
+        """Exact cosine of ``query`` with the given memories (those in the index):
+        fusion needs the dense score of keyword hits outside the dense top k."""
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        rows: dict[str, tuple[list[int], list[int]]] = {}
+        with self._lock:
+            for m in ids:
+                proj = self._where.get(int(m))
+                if proj is None:
+                    continue
+                block = self._blocks[proj]
+                r = rows.setdefault(proj, ([], []))
+                r[0].append(int(m))
+                r[1].append(block.pos[int(m)])
+            snaps = {p: self._blocks[p].vecs for p in rows}
+        out: dict[int, float] = {}
+        for proj, (mids, idx) in rows.items():
+            sims = snaps[proj][np.asarray(idx)].astype(np.float32) @ q
+            out.update(zip(mids, (float(x) for x in sims)))
+        return out
 
     def search(self, query: np.ndarray, k: int = 10, project: str | None = None,
                exclude: "set[int] | None" = None) -> DenseHits:
