@@ -24,6 +24,7 @@ Weights were tuned on LoCoMo conversations 0-4 and checked on 5-9 (held out).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -91,13 +92,16 @@ def boost(score: float, kind: str | None, pinned: bool, age_days: float | None, 
     return score
 
 
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
 def normalise_text(text: str) -> str:
     """What two near-duplicate memories have in common: lower-cased words only."""
-    return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
+    return _NON_WORD.sub(" ", text.lower()).strip()
 
 
 def collapse_duplicates(ranked: Sequence[dict], vectors: Mapping[int, "object"] | None = None,
-                        threshold: float = 0.97) -> list[dict]:
+                        threshold: float = 0.97, limit: int | None = None) -> list[dict]:
     """Drop results whose normalised text equals, or whose vector is within ``threshold``
     cosine of, a better-ranked result (the same prompt sent twice, a re-captured turn)."""
     import numpy as np
@@ -117,4 +121,6 @@ def collapse_duplicates(ranked: Sequence[dict], vectors: Mapping[int, "object"] 
         if vec is not None:
             kept_vecs.append(vec)
         kept.append(item)
+        if limit is not None and len(kept) >= limit:
+            break
     return kept

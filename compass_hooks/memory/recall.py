@@ -57,6 +57,10 @@ def _state(core: Any) -> _IndexState:
     return st
 
 
+def _state_index(core: Any) -> DenseIndex:
+    return core.state[_FEATURE].index
+
+
 def _catch_up(core: Any, st: _IndexState) -> None:
     """Append vectors the store has and the index lacks (id > last seen)."""
     with st.lock:
@@ -149,6 +153,26 @@ def update_contexts(store: Any, ids: Iterable[int]) -> int:
     return len(pairs)
 
 
+def add_memories(core: Any, items: Sequence[dict], batch: int = 256,
+                 progress: "Any | None" = None) -> list[int | None]:
+    """The bulk write path for search: embed ``items`` (store.add_many dicts without
+    vectors) in batches, write each batch in one transaction, then fill contexts.
+    Returns the ids (None for tombstoned items), in input order."""
+    out: list[int | None] = []
+    model = core.embedder.name
+    for start in range(0, len(items), batch):
+        part = [dict(it) for it in items[start : start + batch]]
+        vecs = core.embedder.embed([it["text"] for it in part])
+        for it, v in zip(part, vecs):
+            it["embedding"], it["model"] = v, model
+        added = core.store.add_many(part)
+        update_contexts(core.store, [a.id for a in added if a.new])
+        out.extend(a.id for a in added)
+        if progress is not None:
+            progress(len(part))
+    return out
+
+
 # --------------------------------------------------------------------------- query side
 
 
@@ -217,6 +241,7 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
     kind_set = set(kinds) if kinds else None
 
     dense_hits: list[Any] = [None] * len(items)
+    qvecs = None
     if mode != "bm25":
         st = _state(core)
         qvecs = core.embedder.embed([it["query"] for it in items])
@@ -233,12 +258,12 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
     for i, it in enumerate(items):
         proj = None if scope == "global" else (it.get("project", project) or "")
         out.append(_rank_one(core, _prepare(it["query"]), proj, int(it.get("k", k)), dense_hits[i], excluded,
-                             kind_set, mode, w))
+                             kind_set, mode, w, None if qvecs is None else qvecs[i]))
     return out
 
 
 def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, excluded: set[int],
-              kinds: set[str] | None, mode: str, w: fusion.Weights) -> list[dict]:
+              kinds: set[str] | None, mode: str, w: fusion.Weights, qvec: Any = None) -> list[dict]:
     store = core.store
     bm25: dict[int, float] = {}
     if mode != "dense" and q.fts:
@@ -247,6 +272,8 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
     cos: dict[int, float] = {}
     if dense is not None:
         cos = {int(m): float(s) for m, s in zip(dense.ids, dense.scores) if int(m) not in excluded}
+        if mode == "hybrid" and qvec is not None:  # exact cosine for keyword hits outside the dense top k
+            cos.update(_state_index(core).score_ids(qvec, [m for m in bm25 if m not in cos]))
 
     if mode == "dense":
         scores = dict(cos)
@@ -290,4 +317,4 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
             "role": r.get("role"), "project": r.get("project"),
             "cosine": round(cos[m], 6) if m in cos else None, "bm25": round(bm25[m], 6) if m in bm25 else None,
         })
-    return fusion.collapse_duplicates(ranked)[:k]
+    return fusion.collapse_duplicates(ranked, limit=k)

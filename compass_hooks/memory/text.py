@@ -14,7 +14,9 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 # Words (and CJK runs) as FTS5's unicode61 tokenizer sees them, roughly.
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+# Apostrophes split words, as in FTS5 ("gina's" -> gina, s), so a possessive in the
+# query matches the bare name in the text instead of becoming a two-word phrase.
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 # English function words plus the wh-/auxiliary words questions are made of.
 # They carry no topic; left in, BM25 ranks turns by how often they say "what".
@@ -30,7 +32,7 @@ STOPWORDS = frozenset(
     we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why
     why's will with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
     also just get got really yeah yes oh hey hi ok okay well like thing things something anything lot lots
-    s t d ll m re ve
+    s t d ll m re ve don doesn didn isn wasn aren weren won couldn wouldn shouldn haven hasn hadn can mustn shan
     """.split()
 )
 
