@@ -4,6 +4,7 @@ the product's store and search (a throw-away data dir, the configured model)."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,7 +45,7 @@ def eval_locomo(file: Path, as_json: bool, limit: int | None, modes: tuple[str, 
         try:
             total = sum(len(c.turns) for c in convs)
             t0 = time.perf_counter()
-            with click.progressbar(length=total, label="importing turns", file=click.get_text_stream("stderr"),
+            with click.progressbar(length=total, label="importing turns", file=sys.stderr,
                                    show_pos=True) as bar:
                 for conv in convs:
                     locomo.ingest(core, conv, cache=vector_cache, progress=bar.update)
