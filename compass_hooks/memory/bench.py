@@ -1,0 +1,149 @@
+"""Memory benchmarks: dense-index and end-to-end recall latency, import throughput,
+resident memory. Figures only; no pass/fail here (targets are in the docs)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import recall
+from .index import DenseIndex
+
+_WORDS = ("cache redis postgres billing deploy script branch merge review test flaky timeout retry queue worker "
+          "socket schema migration index query latency budget hook prompt session token secret config docker "
+          "kubernetes cluster node build release tag version python rust typescript react api endpoint auth "
+          "login user admin role permission log metric trace alert incident rollback feature flag").split()
+_TEMPLATES = ("please {v} the {a} {b} before the {c}", "we decided to use {a} for the {b}",
+              "never {v} the {a} without a {b}", "the {a} {b} is slow again after the {c} change",
+              "can you check why {a} fails on {b}", "ok, I moved the {a} into the {b} module")
+_VERBS = ("touch", "rename", "delete", "rewrite", "profile", "document", "split", "merge")
+
+
+def rss_mb() -> float:
+    """Resident set size of this process (Linux /proc; ru_maxrss elsewhere)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def short_turns(n: int, seed: int = 0) -> list[str]:
+    """Synthetic short coding-session turns (8-12 words)."""
+    rng = random.Random(seed)
+    return [rng.choice(_TEMPLATES).format(v=rng.choice(_VERBS), a=rng.choice(_WORDS), b=rng.choice(_WORDS),
+                                          c=rng.choice(_WORDS)) + f" #{i}" for i in range(n)]
+
+
+def _percentiles(times: Sequence[float]) -> dict[str, float]:
+    a = np.asarray(times) * 1000.0
+    return {"p50_ms": round(float(np.median(a)), 2), "p95_ms": round(float(np.percentile(a, 95)), 2),
+            "mean_ms": round(float(a.mean()), 2)}
+
+
+def bench_index(sizes: Sequence[int], dim: int, queries: int = 50, k: int = recall.CANDIDATES,
+                dtype: str = "float32") -> list[dict[str, Any]]:
+    """Exact top-k latency of the dense index on random unit vectors (one project)."""
+    rng = np.random.default_rng(0)
+    out = []
+    for n in sizes:
+        vecs = rng.standard_normal((n, dim), dtype=np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        before = rss_mb()
+        idx = DenseIndex(dim, dtype)
+        t0 = time.perf_counter()
+        for start in range(0, n, 10_000):  # appended in batches, as the worker does
+            idx.add(np.arange(start, min(n, start + 10_000)), ["p"] * (min(n, start + 10_000) - start),
+                    vecs[start : start + 10_000])
+        load_s = time.perf_counter() - t0
+        del vecs
+        qs = rng.standard_normal((queries, dim), dtype=np.float32)
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+        idx.search(qs[0], k, "p")  # warm
+        times = []
+        for q in qs:
+            t0 = time.perf_counter()
+            idx.search(q, k, "p")
+            times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        idx.search_many(qs, k, "p")
+        batch_ms = 1000.0 * (time.perf_counter() - t0) / len(qs)
+        out.append({"rows": n, "dim": dim, "dtype": dtype, "k": k, "load_s": round(load_s, 3),
+                    **_percentiles(times), "batched_ms_per_query": round(batch_ms, 2),
+                    "index_mb": round(rss_mb() - before, 1)})
+        del idx
+    return out
+
+
+def fill_store(core: Any, n: int, project: str = "bench", batch: int = 5000) -> float:
+    """Write ``n`` synthetic memories with random unit vectors straight into the store
+    (bypassing the model, which is not what is measured here). Returns seconds."""
+    rng = np.random.default_rng(1)
+    texts = short_turns(n, seed=1)
+    dim = core.embedder.dim
+    t0 = time.perf_counter()
+    for start in range(0, n, batch):
+        vecs = rng.standard_normal((min(batch, n - start), dim), dtype=np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        items = [{"text": t, "project": project, "session": f"s{(start + i) // 50}", "role": "user", "kind": "prompt",
+                  "source": "import", "embedding": v, "model": core.embedder.name}
+                 for i, (t, v) in enumerate(zip(texts[start : start + batch], vecs))]
+        added = core.store.add_many(items)
+        recall.update_contexts(core.store, [a.id for a in added if a.new])
+    return time.perf_counter() - t0
+
+
+def bench_search(core: Any, project: str, queries: int = 30) -> dict[str, Any]:
+    """End-to-end ``recall.search`` latency (query embedding + FTS5 + dense + fusion)."""
+    qs = [q.rsplit(" #", 1)[0] for q in short_turns(queries, seed=7)]
+    t0 = time.perf_counter()
+    recall.search(core, qs[0], project, k=5)  # first call loads the index
+    first_s = time.perf_counter() - t0
+    total, embed = [], []
+    for q in qs:
+        t0 = time.perf_counter()
+        core.embedder.embed([q])
+        t1 = time.perf_counter()
+        recall.search(core, q, project, k=5)
+        t2 = time.perf_counter()
+        embed.append(t1 - t0)
+        total.append(t2 - t1)
+    return {"index_load_s": round(first_s, 2), "search": _percentiles(total), "embed_query": _percentiles(embed)}
+
+
+def bench_ingest(core: Any, n: int, batch: int = 256, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Import ``n`` short turns through :func:`recall.add_memories` (the bulk write path)."""
+    texts = short_turns(n, seed=3)
+    items = [{"text": t, "project": "ingest", "session": f"s{i // 40}", "role": "user" if i % 2 == 0 else "assistant",
+              "kind": "prompt", "source": "import"} for i, t in enumerate(texts)]
+    t_embed = 0.0
+    emb = core.embedder
+    orig = emb.embed
+
+    def timed(texts_: Sequence[str]):
+        nonlocal t_embed
+        t0 = time.perf_counter()
+        try:
+            return orig(texts_)
+        finally:
+            t_embed += time.perf_counter() - t0
+
+    emb.embed = timed  # measure the model's share without changing the path
+    try:
+        t0 = time.perf_counter()
+        recall.add_memories(core, items, batch=batch, progress=progress)
+        wall = time.perf_counter() - t0
+    finally:
+        del emb.embed
+    return {"turns": n, "batch": batch, "model": emb.name, "threads": core.config.get("model", "threads"),
+            "seconds": round(wall, 2), "turns_per_s": round(n / wall, 1),
+            "embed_s": round(t_embed, 2), "store_s": round(wall - t_embed, 2), "cpus": os.cpu_count()}
