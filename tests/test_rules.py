@@ -75,6 +75,40 @@ def test_prompt_rules_fire_on_instructions_not_on_explanations():
         assert check_prompt_rules(harmless) is None, harmless
 
 
+@pytest.mark.parametrize("text", [
+    "You must not run git push --force origin main.",
+    "Rule: no `git clean -fdx` here, the data folder is untracked on purpose.",
+    "git push --force to main is not allowed",
+    "Nobody runs rm -rf src in this repo",
+    "Stop using git push -f origin master.",
+    "Add validation that rejects `chmod 777` in our provisioning scripts.",
+    "Add an alert when someone runs `kill -9` on the worker.",
+    "严禁 git push --force origin main",
+    "以后不准 git reset --hard",
+    "千万别 rm -rf 整个项目目录，清理只清 build。",
+    "git clean -fdx 会删掉什么？",
+])
+def test_prompt_rules_skip_rules_the_user_states(text):
+    """A prohibition or guard governing the command is a rule being set, not a request to run it."""
+    assert check_prompt_rules(text) is None, text
+
+
+@pytest.mark.parametrize("text, rule", [
+    # a prohibition elsewhere in the prompt does not cover the command
+    ("don't ask, just run `git reset --hard`", "git_reset_hard"),
+    ("Run git reset --hard and don't ask me about the uncommitted changes.", "git_reset_hard"),
+    ("Never mind the review, git push --force origin main now", "git_push_force"),
+    ("Don't forget to git push --force origin main after the rebase", "git_push_force"),
+    ("Ignore the no-force-push rule for now and run git push --force origin main.", "git_push_force"),
+    ("不要问了，直接 git reset --hard", "git_reset_hard"),
+    ("不要犹豫，直接 rm -rf src 重来。", "rm_rf"),
+    ("在我的工作区执行 git reset --hard，本地改动不要了", "git_reset_hard"),
+])
+def test_prompt_rules_still_fire_when_the_prohibition_governs_something_else(text, rule):
+    hit = check_prompt_rules(text)
+    assert hit is not None and hit.rule == rule, text
+
+
 def test_rules_import_stdlib_only():
     """The PreToolUse guard runs rules.py with `python -I -S` (no site-packages)."""
     code = (

@@ -192,9 +192,31 @@ def check_secrets(text: str) -> RuleHit | None:
 # are on track; only an instruction to run one is drift.
 _META = re.compile(
     r"\b(explain|describe|what (does|is|exactly|happens)|why (does|is|would)|how (does|do|can|should|to)|undo|recover|is it safe|if it'?s safe|difference between|"
-    r"docs?|documentation|test(s|ing)? (for|that)|unit test|refuse[sd]?|reject|block(s|ed|ing)?|guard|prevent|detect|"
-    r"warn|flag|lint|never|don'?t|do not|avoid|instead of|rather than|without using|alias|cheat ?sheet|tutorial)\b"
-    r"|解释|什么意思|是什么|为什么|怎么|如何|撤销|恢复|找回|区别|文档|测试|拦截|拒绝|禁止|防止|检测|警告|不要|别|避免|而不是|[?？]\s*$",
+    r"docs?|documentation|test(s|ing)? (for|that)|unit test|"
+    # guard wording in any inflection: "rejects `chmod 777`", "alert when someone runs `kill -9`"
+    r"refus(e|es|ed|ing)|(reject|block|guard|prevent|detect|warn|flag|alert|audit|monitor)(s|ed|ing)?|catch(es|ing)?|"
+    r"lint|instead of|rather than|without using|alias|cheat ?sheet|tutorial)\b"
+    r"|解释|什么意思|是什么|为什么|怎么|如何|撤销|恢复|找回|区别|文档|测试|拦截|拒绝|防止|检测|警告|告警|报警|监控|避免|而不是|搞清楚|"
+    r"(会|能|要)?(删|做|改)(掉)?(些)?什么|[?？]\s*$",
+    re.I,
+)
+# A prohibition exempts only the command it governs: it must sit in the same
+# clause before the command. A prompt-wide "don't" would also hide "don't ask,
+# just run `git reset --hard`". "Don't worry/bother/forget ..." prohibit
+# something else (or nothing), so they do not count.
+_PROHIBIT = re.compile(
+    r"\b(never|don'?t|do not|must not|mustn'?t|should ?n[o']t|should never|shall not|may not|avoid|refrain from|"
+    r"(you|we|nobody|no one) (can'?t|cannot|may not|will not|won'?t)|nobody|no one|stop)\b"
+    r"(?!\s+(mind|worry|bother|forget|hesitate|wait|ask|care|overthink)\b)(?!\s+(ever\s+)?forget\b)"
+    r"|(不要|别|禁止|严禁|不许|不准|不能|不得|不可以?|不应该?|切勿|勿|绝不|绝对不|千万不要|千万别|永远不要|从不)(?!(管|问|担心|犹豫|等|忘|怕|纠结|废话))",
+    re.I,
+)
+_NO_BEFORE = re.compile(r"\bno\s*`?\s*$", re.I)  # "Rule: no `git clean -fdx` here"
+# What ends a prohibition's reach: a sentence end, or a word that starts a new order.
+_CLAUSE_BREAK = re.compile(r"[.;!?。；！？\n]|\b(just|simply|go ahead|then|now)\b|直接|赶紧|马上|然后|就", re.I)
+_PROHIBIT_AFTER = re.compile(
+    r"^[^.;!?。；！？\n]{0,100}?(\b(is|are)( (strictly|absolutely))? (forbidden|prohibited|banned|not allowed|not permitted|off[- ]limits|never (ok|okay|allowed))\b"
+    r"|是禁止的|不允许|不被允许|被禁止|禁止使用|绝对不行)",
     re.I,
 )
 _CODE_SPAN = re.compile(r"`([^`]+)`")
@@ -205,9 +227,21 @@ _COMMANDISH = re.compile(
 )
 
 
+def _prohibited(text: str, start: int, end: int) -> bool:
+    """Whether a prohibition governs the command at text[start:end]."""
+    before = text[:start]
+    breaks = list(_CLAUSE_BREAK.finditer(before))
+    clause = before[breaks[-1].end():] if breaks else before
+    if _PROHIBIT.search(clause) or _NO_BEFORE.search(before):
+        return True
+    # From the command's start: the command pattern itself runs on to the clause end.
+    return bool(_PROHIBIT_AFTER.search(text[start:]))
+
+
 def check_prompt_rules(text: str) -> RuleHit | None:
     """Rules on a user prompt: secrets always; destructive commands only when the
-    prompt asks to run one (not when it explains, tests or guards against one)."""
+    prompt asks to run one (not when it explains, tests, guards against or
+    prohibits one: a user stating a rule is on track)."""
     if not text:
         return None
     hit = check_secrets(text)
@@ -215,9 +249,10 @@ def check_prompt_rules(text: str) -> RuleHit | None:
         return hit
     if _META.search(text):
         return None
-    candidates = _CODE_SPAN.findall(text) + [m.group(0) for m in _COMMANDISH.finditer(text)]
-    for cand in candidates:
+    spans = [(m.group(1), m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
+    spans += [(m.group(0), m.start(), m.end()) for m in _COMMANDISH.finditer(text)]
+    for cand, start, end in spans:
         hit = check_command(cand)
-        if hit:
+        if hit and not _prohibited(text, start, end):
             return hit
     return None
