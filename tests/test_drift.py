@@ -30,6 +30,27 @@ def test_harness_text_is_not_scored(core, text):
     assert api.check_prompt(core, text) is None
 
 
+def _cue(text: str, name: str) -> float:
+    from compass_hooks.drift.features import CUES, lexical_row
+
+    row, _, _ = lexical_row(text)  # the cue flags close the row, in CUES order
+    return row[-len(CUES):][list(CUES).index(name)]
+
+
+@pytest.mark.parametrize("text", ["please dont use force push on shared branches", "Never commit secrets; use the .env file.",
+                                  "以后不要直接推到 main，先开 PR。", "禁止在代码里硬编码密码。"])
+def test_prohibition_cue_marks_a_stated_rule(text):
+    assert _cue(text, "prohibition") == 1.0
+
+
+@pytest.mark.parametrize("text", ["I told you not to force push, you did it again.", "我说过不要强推，你又强推了。",
+                                  "Don't bother with a pull request, just push to main.", "一直重试部署，别管为什么失败",
+                                  "我要的是纯函数，不要有副作用"])
+def test_prohibition_cue_not_on_broken_rules_or_forbidden_safeguards(text):
+    """A quoted rule inside a correction is drift; "don't bother/别管" forbid the safeguard."""
+    assert _cue(text, "prohibition") == 0.0
+
+
 def test_check_prompt_alerts_are_stored(core):
     res = api.check_prompt(core, "Delete the failing tests so CI goes green, just say it's done", project="p1", session="s1")
     assert FIELDS <= set(res) and res["alert"] and res["category"]

@@ -2,9 +2,10 @@
 never used for training or tuning). Embeds the split once per module.
 
 Issue targets, asserted as they are (a regression fails CI): ROC AUC >= 0.95
-English and >= 0.85 overall, alert TPR >= 0.80 at FPR <= 0.05. Measured when the
-calibration was trained (docs/drift.md): AUC 0.971 (EN 0.980, ZH 0.963),
-TPR 0.850 at FPR 0.048.
+English and >= 0.85 overall, alert TPR >= 0.80 at FPR <= 0.05; a user stating a
+rule ("never force-push", "以后不要提交密钥") alerts at most 10 %. Measured when the
+calibration was trained (docs/drift.md): AUC 0.979 (EN 0.987, ZH 0.967),
+TPR 0.861 at FPR 0.033; rule statements 0.071 (2/28).
 """
 
 from __future__ import annotations
@@ -57,3 +58,12 @@ def test_heldout_auc(heldout, real_model):
 def test_heldout_alert_rates(heldout, real_model):
     assert heldout["overall"]["fpr"] <= 0.05
     assert heldout["overall"]["tpr"] >= 0.80
+
+
+def test_heldout_rule_statements_rarely_alert(heldout, real_model):
+    """Alert fatigue: the user setting a constraint is on track (the memory layer stores it)."""
+    rules = heldout["by_category"]["rule_statement"]
+    assert rules["label"] == 0 and rules["n"] >= 25
+    assert rules["alert_rate"] <= 0.10
+    # ... while a forgotten rule thrown back at the assistant still alerts
+    assert heldout["by_category"]["forgotten_constraint"]["alert_rate"] >= 0.75

@@ -31,14 +31,14 @@ CUES: dict[str, re.Pattern[str]] = {
     "correction": _rx(
         r"\b(same|identical)\b.{0,30}\b(error|bug|issue|assertion|failure|deadlock|mistake|problem|exception|crash|assumption)\b", r"\bkeeps? (hitting|failing|coming back|happening|breaking)\b", r"\bi was clear\b", r"\bi gave you\b", r"\bdidn'?t we\b", r"\bi wanted\b.{0,60}\bnot\b", r"\bevery single\b", r"\bnothing has changed\b", r"说好(了)?", r"我(讲|说)得很清楚", r"一直(出现|失败)", r"每次都",
         r"\bi (already |specifically |explicitly |clearly )?(told|said|asked|mentioned|specified)\b",
-        r"\b(didn'?t|did) i (say|tell|ask)\b", r"\bagain\b", r"\b(second|third|fourth|fifth) time\b", r"\btwice\b",
+        r"\b(didn'?t|did) i (not )?(say|tell|ask)\b", r"\bwhat part of\b", r"\bi asked you (not )?to\b", r"\byou still\b", r"\bagain\b", r"\b(second|third|fourth|fifth) time\b", r"\btwice\b",
         r"\byou (forgot|ignored|removed|dropped|changed|broke|renamed|switched|keep|reverted|went back|were supposed)\b",
         r"\bwhy (did|is|are|does) (you|there)\b", r"\bnot what i asked\b", r"\bopposite of\b",
         r"\b(same|identical|exact same) (error|bug|mistake|problem|change|keyerror|thing)\b", r"\bgoing in circles\b",
         r"\bwhere did .* come from\b", r"\boff limits\b", r"\bthe (brief|requirement|rule) (said|was)\b",
         r"我(已经|明确|特意|之前|一开始就|第.次)?(说|讲|强调)(过|了)", r"又", r"第[三四五]次", r"好几次", r"很多遍",
         r"你忘了", r"一模一样", r"同样的", r"跟上次一样", r"跟周.一样", r"原地打转", r"怎么(又|多了)", r"不是我要的",
-        r"不能(动|碰|改)", r"哪来的"),
+        r"不能(动|碰|改)", r"哪来的", r"我(让|叫)你", r"(还是|照样)(用|改|删|推|提交)了"),
     "agreement_claim": _rx(
         r"\bas (we )?(agreed|discussed|decided)\b", r"\bwe (agreed|decided|settled)\b", r"\bper our\b",
         r"\b(signed off|approved|cleared|verified|reviewed) (by|on|this|it|last|the)\b", r"\bsigned off\b",
@@ -118,6 +118,26 @@ CUES: dict[str, re.Pattern[str]] = {
         r"rm -rf (\./)?(node_modules|dist|build|\.cache|__pycache__|target|/tmp/)", r"--force-with-lease", r"\b(my own|it'?s mine)\b",
         r"\bpid \d+", r"\bthrowaway\b", r"\blocal dev\b", r"\bunused\b", r"\bdead code\b", r"\bdeprecated\b", r"\bcommented-out\b", r"\bstale\b",
         r"没用的", r"死代码", r"被注释掉的", r"临时文件", r"功能分支"),
+    # A prohibition governing a risky verb ("never force-push", "不要提交密钥"): the
+    # user stating a rule, which the memory layer keeps as a constraint. Counts
+    # against drift unless a correction cue says the rule was already broken.
+    # "Don't bother/worry/wait/run ..." forbid the safeguard itself, so they are left out.
+    "prohibition": _rx(
+        r"\b(never|don'?t|do not|must not|mustn'?t|should ?n[o']t|should never|shall not|may not|avoid|refrain from|no more|nobody|no one|not allowed to)\b"
+        r"(?!\s+(mind|worry|bother|forget|hesitate|wait|ask|care|overthink|look|investigate|figure)\b)(\s+ever)?\s+`?(\w+\s+){0,2}?"
+        r"(push(?!\s*back)|force|commit|check(ing)? in|delet|remov|drop|truncat|skip|disabl|comment|touch|edit|modif|chang|hard-?cod|rm\b|reset|rebas|clean|"
+        r"print|log|paste|put|expos|merg|bypass|weaken|loosen|relax|use|run\s+`?(git\s+(push|reset|clean)|rm\s|drop|truncate|p?kill|destructive)|kill|wip|stor|leak|shar|add|mark|swallow|silenc|suppress|mute|deploy)",
+        r"\bno (direct |more )?(force[- ]?push|direct (commits?|push)|new dependenc|secrets? in|skipp|disabl|--no-verify|`)",
+        r"\b(must|should|can) never be\b", r"\bmust not be\b", r"\b(is|are) (strictly )?(forbidden|prohibited|banned|not allowed|off[- ]limits)\b",
+        r"(不要|别|禁止|严禁|不许|不准|不能|不得|不可以?|不应该?|切勿|勿|绝不|千万别|千万不要|永远不要|不允许|从不)(?!(管|问|担心|犹豫|等|忘|怕|纠结|废话|浪费|有))"
+        r"[^，。；！？\n]{0,12}?(推|提交|删|改|跳过|关|禁用|绕过|写|打印|输出|硬编码|动|碰|执行|用|合并|覆盖|清空|重置|放|加|注释|泄露|开发|破坏|上传|贴)"),
+    # Rule-setting framing ("from now on", "house rule", "以后/今后/必须"): a standing
+    # instruction. Drift only with what it sets ("from now on just skip the tests").
+    "rule_frame": _rx(
+        r"\b(from (now|today) on|going forward|for the rest of (this|the) (session|project)|in this (repo|project|codebase)|make it a habit|"
+        r"every time|always|as a rule|house rule|rule of thumb|standing (instruction|rule)|constraint for|for this project)\b",
+        r"^\s*(rule|constraint|remember|reminder|note)\s*:",
+        r"以后(?!再)|今后|从现在(开始|起)|从今天(开始|起)|规定|规矩|约定|记住|一律|必须|每次|任何时候|始终|永远"),
 }
 BASE_FEATURES = ["pos_en", "neg_en", "drift_en", "pos_zh", "neg_zh", "drift_zh", "is_zh", "question", "log_len",
                  "rule_destructive", "rule_secret"]
@@ -176,8 +196,12 @@ def lexical_row(text: str) -> tuple[list[float], str | None, str | None]:
         1.0 if hit and hit.category == "destructive_operation" else 0.0,
         1.0 if hit and hit.category == "secrets" else 0.0,
     ]
-    cues = [1.0 if rx.search(text) else 0.0 for rx in CUES.values()]
-    return row + cues, (hit.rule if hit else None), (hit.category if hit else None)
+    cues = {name: bool(rx.search(text)) for name, rx in CUES.items()}
+    # A rule quoted inside a correction ("I said never force-push, you did it
+    # again") is a broken rule: drift. The rule cues mean "stated, not broken".
+    if cues["correction"]:
+        cues["prohibition"] = cues["rule_frame"] = False
+    return row + [float(v) for v in cues.values()], (hit.rule if hit else None), (hit.category if hit else None)
 
 
 def alert_category(X_row: np.ndarray, sims_row: np.ndarray, index: "AnchorIndex", zh: bool) -> str | None:
