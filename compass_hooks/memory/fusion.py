@@ -36,7 +36,7 @@ class Weights:
     dense_weight: float = 0.35
     session_weight: float = 0.2
     context_weight: float = 0.5  # FTS5 column weight of the neighbour-turn context vs 1.0 for the text
-    temporal_weight: float = 0.15  # "when" questions: turns that say yesterday/last week/...
+    temporal_weight: float = 0.3  # "when" questions: turns that say yesterday/last week/... (0.15 -> 0.3: +0.003 R@10 on conv 0-4)
     kind_boost: float = 0.05
     recency_boost: float = 0.05
     recency_half_life_days: float = 14.0
