@@ -10,14 +10,31 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
 class RuleHit:
-    rule: str  # stable rule id, e.g. "rm_rf"
-    category: str  # anchor category it belongs to ("destructive_operation", "secrets")
-    reason: str  # one factual sentence for the user
+    """A rule that fired. A plain immutable class: ``dataclasses`` pulls in ``inspect`` (~10 ms), and the
+    PreToolUse hook imports this module on every Bash command."""
+
+    __slots__ = ("rule", "category", "reason")
+
+    def __init__(self, rule: str, category: str, reason: str):
+        object.__setattr__(self, "rule", rule)  # stable rule id, e.g. "rm_rf"
+        object.__setattr__(self, "category", category)  # anchor category ("destructive_operation", "secrets")
+        object.__setattr__(self, "reason", reason)  # one factual sentence for the user
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("RuleHit is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RuleHit) and (self.rule, self.category, self.reason) == (
+            other.rule, other.category, other.reason)
+
+    def __hash__(self) -> int:
+        return hash((self.rule, self.category, self.reason))
+
+    def __repr__(self) -> str:
+        return f"RuleHit(rule={self.rule!r}, category={self.category!r}, reason={self.reason!r})"
 
 
 DESTRUCTIVE = "destructive_operation"
