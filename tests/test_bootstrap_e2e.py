@@ -43,6 +43,11 @@ def _copy_tracked(dst: Path) -> None:
         shutil.copy2(src, dst / rel)  # keeps the launcher's exec bit
 
 
+def _tree(root: Path) -> set[str]:
+    # __pycache__ is left out: the hooks import from the plugin root, and Python caches bytecode where it can.
+    return {str(p.relative_to(root)) for p in root.rglob("*") if "__pycache__" not in p.parts}
+
+
 def _system_path() -> str:
     """PATH without any virtualenv's bin dir, so the launcher finds the system python3, as under Claude Code."""
     keep = [p for p in os.environ.get("PATH", "").split(os.pathsep)
@@ -96,12 +101,19 @@ def _log_tail(data: Path, name: str, n: int = 40) -> str:
         return f"(no {name})"
 
 
-def _wait_for_stamp(data: Path, stamp: Path) -> None:
+def _stamp_is(stamp: Path, want: str) -> bool:
+    try:
+        return stamp.read_text().strip() == want
+    except OSError:
+        return False
+
+
+def _wait_for_stamp(data: Path, stamp: Path, want: str) -> None:
     from compass_hooks.hookio import bootstrap
 
     deadline = time.monotonic() + BUILD_TIMEOUT_S
     idle_since = None
-    while not stamp.exists():
+    while not _stamp_is(stamp, want):
         if time.monotonic() > deadline:
             pytest.fail(f"bootstrap did not finish in {BUILD_TIMEOUT_S} s:\n{_log_tail(data, 'bootstrap.log')}")
         running = bootstrap.build_running(str(data)) or _build_pids(data)
@@ -114,11 +126,44 @@ def _wait_for_stamp(data: Path, stamp: Path) -> None:
         time.sleep(1.0)
 
 
+def _drift_block(plugin: Path, env: dict[str, str], base: dict, data: Path) -> tuple[str, int]:
+    """The drift block for DRIFT_PROMPT, and how many prompts it took.
+
+    The first hook after the build spawns the worker and waits hooks.cold_start_s for it; on a loaded
+    machine that can fail open once, so a few prompts are allowed.
+    """
+    tries, deadline = 0, time.monotonic() + 90
+    while time.monotonic() < deadline:
+        tries += 1
+        rc, out, secs = _hook(plugin, env, "user-prompt-submit",
+                              {**base, "hook_event_name": "UserPromptSubmit", "prompt": DRIFT_PROMPT},
+                              timeout=UPS_TIMEOUT_S)
+        assert rc == 0 and secs < UPS_TIMEOUT_S, (rc, secs, out)
+        if out.strip():
+            ctx = json.loads(out).get("hookSpecificOutput", {}).get("additionalContext", "")
+            if "Compass — drift check" in ctx:
+                return ctx, tries
+        time.sleep(1.0)
+    pytest.fail(f"no drift block after {tries} prompts:\n{_log_tail(data, 'hook.log')}\n{_log_tail(data, 'worker.log')}")
+
+
+def _worker_argv0(data: Path) -> str:
+    from compass_hooks.paths import get_paths
+    from compass_hooks.worker import lifecycle
+
+    paths = get_paths()
+    assert Path(paths.data) == data
+    pid = lifecycle.read_pid(paths)
+    assert pid and lifecycle.is_our_worker(pid, paths)
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+
+
 def test_marketplace_install_bootstraps_its_venv_and_then_guards(tmp_path, monkeypatch):
     plugin, data, project = tmp_path / "plugin", tmp_path / "plugin-data", tmp_path / "project"
     for d in (plugin, data, project):
         d.mkdir()
     _copy_tracked(plugin)
+    shipped = _tree(plugin)
     assert (plugin / "hooks" / "compass-hook.sh").stat().st_mode & 0o111
     assert not (plugin / ".venv").exists() and not (plugin / "models" / "minilm").exists()
     env = _hook_env(plugin, data)
@@ -132,6 +177,8 @@ def test_marketplace_install_bootstraps_its_venv_and_then_guards(tmp_path, monke
     venv_py = data / "venv" / "bin" / "python"
     stamp = data / "venv" / ".compass-requirements.sha256"
     base = {"session_id": "e2e-bootstrap", "cwd": str(project), "transcript_path": str(project / "t.jsonl")}
+    from worker_helpers import stop_worker
+
     t_start = time.monotonic()
     try:
         # 1. First hook ever: starts the build, tells the user once, adds no context.
@@ -150,51 +197,48 @@ def test_marketplace_install_bootstraps_its_venv_and_then_guards(tmp_path, monke
         assert not stamp.exists()
 
         # 3. The background build finishes on its own.
-        _wait_for_stamp(data, stamp)
-        build_s = time.monotonic() - t_start
         want = hashlib.sha256((plugin / "pyproject.toml").read_bytes()).hexdigest()
-        assert stamp.read_text().strip() == want
+        _wait_for_stamp(data, stamp, want)
+        build_s = time.monotonic() - t_start
         assert venv_py.exists() and (data / "venv" / "bin" / "compass-hook").exists()
         assert (data / "models" / "minilm" / "compass-model.json").is_file()
-        assert not (plugin / "models" / "minilm").exists()  # the plugin root may be read-only: data dir only
+        # The plugin root may be read-only: the build writes only to the data dir (no build/, *.egg-info, models).
+        assert _tree(plugin) == shipped, sorted(_tree(plugin) ^ shipped)[:20]
         torch_v = subprocess.run([str(venv_py), "-c", "from importlib.metadata import version; print(version('torch'))"],
                                  capture_output=True, text=True, check=True, env=env).stdout.strip()
         assert torch_v == "2.13.0+cpu", torch_v  # the local CPU wheel, not a multi-GB CUDA build
 
-        # 4. Now the same drifting prompt gets the drift block. The first hook spawns the worker and waits
-        # hooks.cold_start_s for it; on a loaded machine that can fail open once, so allow a few prompts.
-        block, tries, deadline = None, 0, time.monotonic() + 90
-        while block is None and time.monotonic() < deadline:
-            tries += 1
-            rc, out, secs = _hook(plugin, env, "user-prompt-submit",
-                                  {**base, "hook_event_name": "UserPromptSubmit", "prompt": DRIFT_PROMPT},
-                                  timeout=UPS_TIMEOUT_S)
-            assert rc == 0 and secs < UPS_TIMEOUT_S, (rc, secs, out)
-            if out.strip():
-                ctx = json.loads(out).get("hookSpecificOutput", {}).get("additionalContext", "")
-                if "Compass — drift check" in ctx:
-                    block = ctx
-                    break
-            time.sleep(1.0)
-        assert block is not None, f"no drift block after {tries} prompts:\n{_log_tail(data, 'hook.log')}\n" \
-                                  f"{_log_tail(data, 'worker.log')}"
+        # 4. Now the same drifting prompt gets the drift block, from a worker running out of <data>/venv.
+        block, tries = _drift_block(plugin, env, base, data)
         assert block.startswith("Compass — drift check")
+        assert _worker_argv0(data) == str(venv_py)
 
-        from compass_hooks.worker import lifecycle
-        from compass_hooks.paths import get_paths
-
-        paths = get_paths()
-        assert Path(paths.data) == data
-        pid = lifecycle.read_pid(paths)
-        assert pid and lifecycle.is_our_worker(pid, paths)
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        assert argv[0].decode() == str(venv_py), argv  # the worker runs from the bootstrapped venv
-        print(f"\nbootstrap: {build_s:.1f} s to the stamp; drift block after {tries} prompt(s); "
-              f"total {time.monotonic() - t_start:.1f} s", file=sys.stderr)
+        # 5. A plugin update that changes pyproject.toml: the stamp is stale and the next hook rebuilds.
+        # The launcher now runs that hook from <data>/venv/bin/python, inside the venv the rebuild clears.
+        stop_worker()
+        with open(plugin / "pyproject.toml", "a", encoding="utf-8") as fh:
+            fh.write("\n# plugin update\n")
+        want2 = hashlib.sha256((plugin / "pyproject.toml").read_bytes()).hexdigest()
+        t_rebuild = time.monotonic()
+        rc, out, secs = _hook(plugin, env, "user-prompt-submit",
+                              {**base, "hook_event_name": "UserPromptSubmit", "prompt": DRIFT_PROMPT},
+                              timeout=UPS_TIMEOUT_S)
+        assert rc == 0 and secs < PASS_THROUGH_MAX_S, (rc, secs, out)
+        msg = json.loads(out)
+        assert set(msg) == {"systemMessage"} and "setting up" in msg["systemMessage"], msg  # new requirements: told again
+        _wait_for_stamp(data, stamp, want2)
+        rebuild_s = time.monotonic() - t_rebuild
+        log = (data / "logs" / "bootstrap.log").read_text(errors="replace")
+        second = log[log.rindex("] building "):]
+        venv_line = next(line for line in second.splitlines() if line.startswith("$ ") and " -m venv " in line)
+        assert not venv_line[2:].startswith(str(data / "venv")), venv_line  # made from the base interpreter
+        block, tries2 = _drift_block(plugin, env, base, data)
+        assert block.startswith("Compass — drift check") and _worker_argv0(data) == str(venv_py)
+        print(f"\nbootstrap: {build_s:.1f} s to the stamp, drift block after {tries} prompt(s); rebuild after a "
+              f"pyproject change: {rebuild_s:.1f} s, drift block after {tries2}; total {time.monotonic() - t_start:.1f} s",
+              file=sys.stderr)
     finally:
         _kill_build(data)
-        from worker_helpers import stop_worker
-
         stop_worker()
         from compass_hooks.worker import lifecycle
         from compass_hooks.paths import get_paths

@@ -184,4 +184,44 @@ def test_the_build_never_runs_from_the_venv_it_clears(tmp_path, monkeypatch):
 
     assert bootstrap.build(data, root, steps=steps) == 0
     assert ran[0][:3] == [base, "-m", "venv"]
-    assert not any("--upgrade" in c for c in ran)  # no network round trip the build does not need
+
+
+def test_a_failed_pip_upgrade_does_not_sink_the_build(tmp_path):
+    import subprocess
+
+    data = str(tmp_path / "data")
+    root = _plugin(tmp_path)
+    ran = []
+
+    def steps(cmd, env):
+        ran.append(cmd)
+        if cmd[1:3] == ["-m", "venv"]:
+            os.makedirs(cmd[-1], exist_ok=True)
+        elif "--upgrade" in cmd:
+            raise subprocess.CalledProcessError(1, cmd)  # offline: the bundled pip has to do
+
+    assert bootstrap.build(data, root, steps=steps) == 0 and bootstrap.stamp_ok(data, root)
+    assert any("--upgrade" in c for c in ran) and ran[-1][-3:] == ["export", "--model", "minilm"]
+
+
+def test_pip_builds_from_a_private_copy_not_the_plugin_root(tmp_path):
+    data = str(tmp_path / "data")
+    root = _plugin(tmp_path)
+    os.makedirs(os.path.join(root, "pkg"))
+    open(os.path.join(root, "pkg", "__init__.py"), "w").close()
+    os.makedirs(os.path.join(root, ".venv", "bin"))  # a dev checkout's venv must not be copied
+    seen = {}
+
+    def steps(cmd, env):
+        if cmd[1:3] == ["-m", "venv"]:
+            os.makedirs(cmd[-1], exist_ok=True)
+        elif cmd[1:4] == ["-m", "pip", "install"]:
+            src = cmd[-1][: -len("[export]")]
+            seen["src"] = src
+            seen["files"] = sorted(os.listdir(src))
+
+    before = sorted(os.listdir(root))
+    assert bootstrap.build(data, root, steps=steps) == 0
+    assert seen["src"].startswith(data + os.sep) and seen["files"] == ["pkg", "pyproject.toml"]
+    assert not os.path.exists(seen["src"])  # removed after the build
+    assert sorted(os.listdir(root)) == before
