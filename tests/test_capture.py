@@ -179,3 +179,21 @@ def test_real_model_capture_and_recall_smoke(real_model, repo):
         assert api.recall_for_prompt(c, ev(repo, "what's a good name for a cat?", session="n", prompt_id="4")) == ""
     finally:
         c.close()
+
+
+def test_every_write_path_fills_the_neighbour_context_that_keyword_recall_reads(core, repo):
+    from compass_hooks.memory import ops, recall
+
+    api.capture_prompt(core, ev(repo, "which queue library should the billing worker use?", prompt_id="p1"))
+    api.capture_stop(core, {**ev(repo), "last_assistant_message": "Celery, with Redis as the broker."})
+    reply, question = sorted(rows(core), key=lambda r: -r["id"])[:2]
+    assert "billing worker" in reply["context"] and "Redis" in question["context"]
+    # The reply never says "billing" or "queue": its neighbour does, through the context column.
+    hits = recall.search(core, "billing queue library", reply["project"], k=2, mode="bm25")
+    assert reply["id"] in [h["id"] for h in hits]
+
+    res = ops.import_batch(core, [{"text": "first line", "session": "imp"}, {"text": "second line", "session": "imp"},
+                                  {"text": "kept", "session": "own", "context": "exported context"}], project="p")
+    assert res["added"] == 3
+    ctx = {r["text"]: r["context"] for r in rows(core, project="p")}
+    assert "second line" in ctx["first line"] and ctx["kept"] == "exported context"

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import recall
+from . import capture, ops, recall
 from .index import DenseIndex
 
 _WORDS = ("cache redis postgres billing deploy script branch merge review test flaky timeout retry queue worker "
@@ -97,8 +97,7 @@ def fill_store(core: Any, n: int, project: str = "bench", batch: int = 5000) -> 
         items = [{"text": t, "project": project, "session": f"s{(start + i) // 50}", "role": "user", "kind": "prompt",
                   "source": "import", "embedding": v, "model": core.embedder.name}
                  for i, (t, v) in enumerate(zip(texts[start : start + batch], vecs))]
-        added = core.store.add_many(items)
-        recall.update_contexts(core.store, [a.id for a in added if a.new])
+        capture.store_items(core, items)
     return time.perf_counter() - t0
 
 
@@ -121,10 +120,11 @@ def bench_search(core: Any, project: str, queries: int = 30) -> dict[str, Any]:
 
 
 def bench_ingest(core: Any, n: int, batch: int = 256, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Import ``n`` short turns through :func:`recall.add_memories` (the bulk write path)."""
+    """Import ``n`` short turns through the ``import_batch`` op in ``batch``-sized calls,
+    as ``compass-hook import`` does (privacy, batched embedding, one transaction, contexts)."""
     texts = short_turns(n, seed=3)
     items = [{"text": t, "project": "ingest", "session": f"s{i // 40}", "role": "user" if i % 2 == 0 else "assistant",
-              "kind": "prompt", "source": "import"} for i, t in enumerate(texts)]
+              "kind": "prompt"} for i, t in enumerate(texts)]
     t_embed = 0.0
     emb = core.embedder
     orig = emb.embed
@@ -140,7 +140,12 @@ def bench_ingest(core: Any, n: int, batch: int = 256, progress: Callable[[int], 
     emb.embed = timed  # measure the model's share without changing the path
     try:
         t0 = time.perf_counter()
-        recall.add_memories(core, items, batch=batch, progress=progress)
+        for start in range(0, n, batch):
+            res = ops.import_batch(core, items[start : start + batch])
+            if res["errors"]:
+                raise RuntimeError(f"bench import rejected lines: {res['errors'][:3]}")
+            if progress is not None:
+                progress(len(items[start : start + batch]))
         wall = time.perf_counter() - t0
     finally:
         del emb.embed

@@ -134,6 +134,23 @@ def embed_items(core: Any, items: list[dict[str, Any]]) -> None:
             it.pop("model", None)
 
 
+def store_items(core: Any, items: list[dict[str, Any]], actor: str | None = None) -> list[Any]:
+    """``store.add_many`` plus the FTS ``context`` (neighbour turns, date) of the new rows:
+    windowed keyword recall depends on it, so every write path goes through here.
+    The context is derived data: if it fails the memories stay and only lack it."""
+    added = core.store.add_many(items, actor=actor) if items else []
+    # An imported row that brings its own context (an export read back) keeps it.
+    fresh = [a.id for a, it in zip(added, items) if a.new and a.id is not None and not it.get("context")]
+    if fresh:
+        from . import recall
+
+        try:
+            recall.update_contexts(core.store, fresh)
+        except Exception:  # noqa: BLE001 - never lose a stored memory over derived data
+            log.exception("context update failed for %d memories", len(fresh))
+    return added
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
@@ -153,7 +170,7 @@ def capture_prompt(core: Any, event: Any) -> list[int]:
     if core.store.existing_keys(project, [it["dedupe_key"] for it in items]):
         return []
     embed_items(core, items)
-    return [a.id for a in core.store.add_many(items) if a.new and a.id is not None]
+    return [a.id for a in store_items(core, items) if a.new and a.id is not None]
 
 
 def capture_stop(core: Any, event: Any) -> int | None:
@@ -170,7 +187,7 @@ def capture_stop(core: Any, event: Any) -> int | None:
     if core.store.existing_keys(project, [item["dedupe_key"]]) or core.store.has_hash(project, p.text, session):
         return None
     embed_items(core, [item])
-    added = core.store.add_many([item])[0]
+    added = store_items(core, [item])[0]
     return added.id if added.new else None
 
 
@@ -206,6 +223,6 @@ def ingest_transcript(core: Any, event: Any) -> int:
         else:
             items.append({**base, "text": p.text, "kind": "note", "flags": p.flags, "dedupe_key": key})
     embed_items(core, items)
-    added = store.add_many(items)
+    added = store_items(core, items)
     return sum(1 for a in added if a.new)
 

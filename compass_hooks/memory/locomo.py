@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InvalidInput
-from . import recall
+from . import capture, recall
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
@@ -147,10 +147,8 @@ def ingest(core: Any, conv: Conversation, cache: Path | None = None,
             items.append({"text": t.text, "project": conv.project, "session": f"{conv.sample_id}:S{t.session}",
                           "role": role, "kind": "note", "source": "import", "ref": t.ref, "created": t.created,
                           "embedding": v, "model": model})
-        added = core.store.add_many(items)
-        new = [a.id for a in added if a.id is not None]
-        recall.update_contexts(core.store, new)
-        ids.extend(new)
+        added = capture.store_items(core, items)  # the product's write path, contexts included
+        ids.extend(a.id for a in added if a.id is not None)
         if progress:
             progress(len(batch))
     return ids

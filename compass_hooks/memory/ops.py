@@ -89,7 +89,7 @@ def remember(core: Any, text: str, kind: str | None = None, project: str | None 
     item = {"text": cleaned.text, "project": proj, "session": session, "role": role, "kind": kind,
             "source": source, "ref": ref, "pinned": bool(pin or pinned), "flags": cleaned.flags}
     capture.embed_items(core, [item])
-    added = core.store.add_many([item])[0]
+    added = capture.store_items(core, [item])[0]
     row = core.store.get(added.id)
     return {"memory": {**public(row), "redactions": len(cleaned.redactions)}, "new": added.new}
 
@@ -205,7 +205,7 @@ def import_batch(core: Any, items: Sequence[Any], project: str | None = None, fi
         except InvalidInput as exc:
             errors.append({"line": lines[i] if lines else first_line + i, "error": exc.message})
     capture.embed_items(core, good)
-    added = core.store.add_many(good, actor="import") if good else []
+    added = capture.store_items(core, good, actor="import")
     new = sum(1 for a in added if a.new)
     return {"added": new, "duplicates": len(added) - new, "errors": errors}
 

@@ -153,26 +153,6 @@ def update_contexts(store: Any, ids: Iterable[int]) -> int:
     return len(pairs)
 
 
-def add_memories(core: Any, items: Sequence[dict], batch: int = 256,
-                 progress: "Any | None" = None) -> list[int | None]:
-    """The bulk write path for search: embed ``items`` (store.add_many dicts without
-    vectors) in batches, write each batch in one transaction, then fill contexts.
-    Returns the ids (None for tombstoned items), in input order."""
-    out: list[int | None] = []
-    model = core.embedder.name
-    for start in range(0, len(items), batch):
-        part = [dict(it) for it in items[start : start + batch]]
-        vecs = core.embedder.embed([it["text"] for it in part])
-        for it, v in zip(part, vecs):
-            it["embedding"], it["model"] = v, model
-        added = core.store.add_many(part)
-        update_contexts(core.store, [a.id for a in added if a.new])
-        out.extend(a.id for a in added)
-        if progress is not None:
-            progress(len(part))
-    return out
-
-
 # --------------------------------------------------------------------------- query side
 
 
