@@ -7,7 +7,7 @@ Two fusions are kept:
   BM25 of this query, plus ``dense_weight`` times the cosine's z-score within
   the searched rows (divided by 3, so a 3-sigma match adds ``dense_weight``).
   Unlike RRF it keeps *how much* better the top keyword hit is; on LoCoMo it
-  beats RRF by ~10 points of R@10 (docs/memory-eval.md).
+  beats RRF by ~16 points of R@10 (0.848 vs 0.690, docs/memory.md).
 
 Then small, documented adjustments:
 - session prior: each memory gets ``session_weight`` x the best fused score in

@@ -6,9 +6,9 @@ plus exact dense cosine from the worker's in-memory index, fused by score
 server and the hook injection use; ``search_many`` batches the embedding and the
 dense search for many queries (eval, ``recall --jsonl``).
 
-Why the pieces (measured on LoCoMo, docs/memory-eval.md):
+Why the pieces (measured on LoCoMo, docs/memory.md):
 - keyword search over the memory *plus its +/-2 neighbouring turns* (FTS5 column
-  ``context``, weight 0.7 vs 1.0) finds the turn whose neighbours carry the
+  ``context``, weight 0.5 vs 1.0) finds the turn whose neighbours carry the
   words of the question: a reply ("yes, yesterday!") is found by its question;
 - stop and question words are stripped before the FTS5 query (they only add
   noise to BM25); "when ..." queries add temporal cue words with a small weight;
