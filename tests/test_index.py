@@ -120,3 +120,13 @@ def test_score_ids_gives_exact_cosines_and_survives_removal():
     assert got[77] == pytest.approx(float(vecs[77] @ q), abs=1e-5)
     idx.remove([0, 1, 2])  # compaction moves rows: positions must follow
     assert idx.score_ids(q, [3])[3] == pytest.approx(float(vecs[3] @ q), abs=1e-5)
+
+
+def test_nbytes_counts_capacity_and_halves_with_float16():
+    rng = np.random.default_rng(7)
+    vecs = _unit(rng, 300, 16)
+    f32, f16 = DenseIndex(16), DenseIndex(16, dtype="float16")
+    for idx in (f32, f16):
+        idx.add(list(range(300)), ["p"] * 300, vecs)
+    assert f32.nbytes() >= 300 * 16 * 4 + 300 * 8
+    assert f16.nbytes() - f16._blocks["p"].ids.nbytes == (f32.nbytes() - f32._blocks["p"].ids.nbytes) // 2

@@ -79,7 +79,7 @@ def bench_index(sizes: Sequence[int], dim: int, queries: int = 50, k: int = reca
         batch_ms = 1000.0 * (time.perf_counter() - t0) / len(qs)
         out.append({"rows": n, "dim": dim, "dtype": dtype, "k": k, "load_s": round(load_s, 3),
                     **_percentiles(times), "batched_ms_per_query": round(batch_ms, 2),
-                    "index_mb": round(rss_mb() - before, 1)})
+                    "index_mb": round(idx.nbytes() / 2**20, 1), "rss_delta_mb": round(rss_mb() - before, 1)})
         del idx
     return out
 

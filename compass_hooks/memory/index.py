@@ -111,6 +111,11 @@ class DenseIndex:
     def __contains__(self, memory_id: int) -> bool:
         return int(memory_id) in self._where
 
+    def nbytes(self) -> int:
+        """Bytes held by the matrices and id arrays (capacity included: what RAM it takes)."""
+        with self._lock:
+            return sum(b.vecs.nbytes + b.ids.nbytes for b in self._blocks.values())
+
     def projects(self) -> list[str]:
         with self._lock:
             return [p for p, b in self._blocks.items() if b.n]
