@@ -130,3 +130,12 @@ def test_nbytes_counts_capacity_and_halves_with_float16():
         idx.add(list(range(300)), ["p"] * 300, vecs)
     assert f32.nbytes() >= 300 * 16 * 4 + 300 * 8
     assert f16.nbytes() - f16._blocks["p"].ids.nbytes == (f32.nbytes() - f32._blocks["p"].ids.nbytes) // 2
+
+
+def test_large_blocks_grow_by_a_quarter_not_double():
+    rng = np.random.default_rng(8)
+    idx = DenseIndex(4)
+    idx.add(list(range(20_000)), ["p"] * 20_000, _unit(rng, 20_000, 4))
+    idx.add([20_000], ["p"], _unit(rng, 1, 4))  # the first append past the initial load
+    assert len(idx._blocks["p"].ids) == 25_000
+    assert idx.search(_unit(rng, 1, 4)[0], k=3, project="p").ids.size == 3
