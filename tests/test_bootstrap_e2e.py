@@ -183,6 +183,8 @@ def test_marketplace_install_bootstraps_its_venv_and_then_guards(tmp_path, monke
     venv_py = data / "venv" / "bin" / "python"
     stamp = data / "venv" / ".compass-requirements.sha256"
     base = {"session_id": "e2e-bootstrap", "cwd": str(project), "transcript_path": str(project / "t.jsonl")}
+    from compass_hooks.paths import get_paths
+    from compass_hooks.worker import client
     from worker_helpers import stop_worker
 
     t_start = time.monotonic()
@@ -222,8 +224,9 @@ def test_marketplace_install_bootstraps_its_venv_and_then_guards(tmp_path, monke
         assert _worker_argv0(data) == str(venv_py)
 
         # 5. A plugin update that changes pyproject.toml: the stamp is stale and the next hook rebuilds.
-        # The launcher now runs that hook from <data>/venv/bin/python, inside the venv the rebuild clears.
-        stop_worker()
+        # The launcher now runs that hook from <data>/venv/bin/python, inside the venv the rebuild clears,
+        # and the worker from the old venv is still running: the hook must notice, the build must stop it.
+        old_pid = client.ping(str(get_paths().socket))["pid"]
         with open(plugin / "pyproject.toml", "a", encoding="utf-8") as fh:
             fh.write("\n# plugin update\n")
         want2 = hashlib.sha256((plugin / "pyproject.toml").read_bytes()).hexdigest()
@@ -242,6 +245,7 @@ def test_marketplace_install_bootstraps_its_venv_and_then_guards(tmp_path, monke
         assert not venv_line[2:].startswith(str(data / "venv")), venv_line  # made from the base interpreter
         block, tries2 = _drift_block(plugin, env, base, data)
         assert block.startswith("Compass — drift check") and _worker_argv0(data) == str(venv_py)
+        assert client.ping(str(get_paths().socket))["pid"] != old_pid  # the old venv's worker was stopped
         print(f"\nfirst hook {first_s:.2f} s; bootstrap {build_s:.1f} s to the stamp, drift block after {tries} "
               f"prompt(s); rebuild after a pyproject change {rebuild_s:.1f} s, drift block after {tries2}; "
               f"total {time.monotonic() - t_start:.1f} s", file=sys.stderr)

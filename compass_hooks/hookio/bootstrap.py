@@ -265,6 +265,7 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
             ("pip install", [py, "-m", "pip", "install", "--quiet", f"{src}[export]"], True),
             ("model export", [os.path.join(venv, "bin", "compass-hook"), "model", "export", "--model", "minilm"], True),
         ]
+        _stop_old_worker(data)
         try:
             for name, cmd, required in plan:
                 try:
@@ -287,6 +288,20 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
         return 0
     finally:
         os.close(fd)
+
+
+def _stop_old_worker(data: str) -> None:
+    """A worker from the previous venv must not keep running on files ``venv --clear`` deletes; the next
+    hook after the build spawns one from the new venv."""
+    try:
+        from ..paths import get_paths
+        from ..worker import client
+
+        paths = get_paths()
+        if os.path.realpath(str(paths.data)) == os.path.realpath(data):
+            client.stop_worker(paths, timeout=10.0)
+    except Exception as exc:  # no worker, or one we cannot prove is ours: the build goes on
+        print(f"stopping the old worker: {type(exc).__name__}: {exc}", flush=True)
 
 
 def _failed(data: str, want: str, reason: str) -> int:

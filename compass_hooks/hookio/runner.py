@@ -111,6 +111,22 @@ def _environment(s: dict[str, Any]) -> str:
     raise Pending(notice or "environment is being built")
 
 
+def _plugin_updated(s: dict[str, Any]) -> bool:
+    """Running from the bootstrapped venv and pyproject.toml is newer than its stamp: a plugin update may
+    need other packages. Two stats on the hot path; the bootstrap module does the real (hash) check."""
+    import os
+
+    venv = os.path.join(s["data"], "venv")
+    # Not sys.prefix: under -S it is the base interpreter's. The venv's python is a symlink: keep its dir.
+    if os.path.realpath(os.path.dirname(os.path.dirname(sys.executable))) != os.path.realpath(venv):
+        return False
+    try:
+        stamp = os.stat(os.path.join(venv, ".compass-requirements.sha256")).st_mtime_ns
+        return os.stat(os.path.join(s["plugin_root"], "pyproject.toml")).st_mtime_ns > stamp
+    except OSError:
+        return True
+
+
 def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: float) -> dict[str, Any]:
     from ..errors import WorkerUnavailable
     from ..worker import client
@@ -123,6 +139,14 @@ def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: flo
                               connect_timeout=float(s["connect_timeout_s"]),
                               wait=max(0.0, cold - (time.monotonic() - t0)), check_version=True)
 
+    if _plugin_updated(s):
+        _environment(s)  # other requirements: raises Pending and starts the rebuild
+        import os  # same requirements (a reinstall): refresh the stamp so later hooks skip the hash
+
+        try:
+            os.utime(os.path.join(s["data"], "venv", ".compass-requirements.sha256"))
+        except OSError:
+            pass
     try:
         return send()
     except client.ProtocolMismatch:
