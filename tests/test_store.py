@@ -166,3 +166,13 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     finally:
         s1.close()
         s2.close()
+
+
+def test_common_terms_are_the_ones_bm25_ignores(store):
+    store.add_many([{"text": f"deploy the service number {i}", "project": "p"} for i in range(30)]
+                   + [{"text": "the redis deploy broke", "project": "p"}])
+    assert store.common_terms(["deploy", "redis", "service"]) == {"deploy", "service"}
+    full = store.fts_search('"deploy" OR "redis"', "p", 5)
+    lean = store.fts_search('"redis"', "p", 5)
+    assert full[0][0] == lean[0][0]  # the common word changed nothing about the best hit
+    assert store.common_terms(['we"ird']) == set()  # quoted safely, no syntax error

@@ -247,7 +247,9 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
     store = core.store
     bm25: dict[int, float] = {}
     if mode != "dense" and q.fts:
-        bm25 = {mid: s for mid, s in store.fts_search(q.fts, project, CANDIDATES + len(excluded),
+        common = store.common_terms(q.terms)
+        match = tx.fts_or_query(t for t in q.terms if t not in common) if common else q.fts
+        bm25 = {mid: s for mid, s in store.fts_search(match, project, CANDIDATES + len(excluded),
                                                       weights=(1.0, w.context_weight)) if mid not in excluded}
     cos: dict[int, float] = {}
     if dense is not None:

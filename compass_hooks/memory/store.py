@@ -454,6 +454,26 @@ class Store:
             args.append(session)
         return bool(self._read(sql + " LIMIT 1", args))
 
+    def common_terms(self, terms: Sequence[str], share: float = 0.5) -> set[str]:
+        """The terms found in more than ``share`` of all rows. FTS5's BM25 clamps their IDF to ~0
+        (log((N - n + 0.5) / (n + 0.5)) < 0), so they add nothing to any score but still make the search
+        visit and score every row they occur in: dropping them first is rank-neutral and much cheaper
+        on a store whose every row says "test" or "deploy". One doclist count per term (~0.1-0.5 ms)."""
+        conn = self._conn()
+        try:
+            n = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            if n < 20:  # tiny stores: nothing to save, and df noise would drop real words
+                return set()
+            out = set()
+            for t in dict.fromkeys(terms):
+                df = conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                                  ('"' + t.replace('"', '""') + '"',)).fetchone()[0]
+                if df > share * n:
+                    out.add(t)
+            return out
+        except sqlite3.OperationalError:
+            return set()  # the search itself reports a bad query
+
     def fts_search(self, match: str, project: str | None, limit: int,
                    weights: tuple[float, float] = (1.0, 0.7)) -> list[tuple[int, float]]:
         """FTS5 BM25 over (text, context): [(id, score)] best first, score = -bm25
