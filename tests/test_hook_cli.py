@@ -59,3 +59,16 @@ def test_bench_hook_runs_on_the_fake_model(cli_runner):
     assert report["runs"] == 3 and report["memories"] == 50 and report["model"] == "fake:64"
     assert report["hook_ms"]["median"] > 0 and report["floor_ms"]["median"] > 0 and report["ratio_median"] > 0
     assert report["cold_start_context"] is True and report["cold_start_block"].startswith("Compass")
+
+
+def test_bench_hook_reads_store_texts_from_a_file(cli_runner, tmp_path):
+    texts = tmp_path / "export.jsonl"
+    texts.write_text('{"text": "we moved the billing queue to redis"}\n\n{"text": "never deploy on fridays"}\n')
+    res = cli_runner.invoke(cli, ["bench", "hook", "--runs", "3", "--memories", "20", "--texts", str(texts), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["texts"] == str(texts)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    res = cli_runner.invoke(cli, ["bench", "hook", "--runs", "3", "--texts", str(bad)])
+    assert res.exit_code != 0 and "cannot read benchmark texts" in res.output and "Traceback" not in res.output
+

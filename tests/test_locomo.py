@@ -85,3 +85,12 @@ def test_locomo_first_conversation_recall_floor(real_model, shared_dir, cli_runn
     assert report["modes"]["hybrid"]["overall"]["turn@10"] >= 0.82
     assert report["modes"]["hybrid"]["overall"]["session@10"] >= 0.95
     assert report["modes"]["dense"]["overall"]["turn@10"] >= 0.45
+
+
+def test_bench_corpus_reads_locomo_turns(tmp_path):
+    from compass_hooks.memory.bench import corpus_texts
+
+    f = tmp_path / "tiny.json"
+    f.write_text(json.dumps(TINY))
+    texts = corpus_texts(f)
+    assert len(texts) == 6 and texts[0].startswith("Ann: ") and not texts[0].startswith("Ann: Ann:")

@@ -61,7 +61,8 @@ def _context(out: bytes) -> str:
         return ""
 
 
-def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None) -> dict[str, Any]:
+def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
+                   texts: Path | None = None) -> dict[str, Any]:
     from ..paths import get_paths
     from ..worker import client
 
@@ -84,7 +85,8 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None) -
     core = Core(paths)
     model = core.embedder.name
     t0 = time.perf_counter()
-    mbench.fill_store(core, memories, project=project_id(str(project_dir)))
+    corpus = mbench.corpus_texts(texts) if texts else None
+    mbench.fill_store(core, memories, project=project_id(str(project_dir)), corpus=corpus)
     fill_s = time.perf_counter() - t0
     core.close()
 
@@ -110,7 +112,8 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None) -
     client.stop_worker(paths)
     med, fmed = statistics.median(hook_ms), statistics.median(floor_ms)
     return {
-        "model": model, "memories": memories, "fill_s": round(fill_s, 2), "runs": runs,
+        "model": model, "memories": memories, "texts": str(texts) if texts else "synthetic",
+        "fill_s": round(fill_s, 2), "runs": runs,
         "hook_ms": {"median": round(med, 1), "p95": round(_pct(hook_ms, 0.95), 1), "min": round(min(hook_ms), 1)},
         "floor_ms": {"median": round(fmed, 1), "p95": round(_pct(floor_ms, 0.95), 1), "min": round(min(floor_ms), 1)},
         "ratio_median": round(med / fmed, 2) if fmed else None,
@@ -124,9 +127,12 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None) -
 @bench.command("hook")
 @click.option("--runs", "-n", type=click.IntRange(3, 1000), default=30, show_default=True, help="Warm hook runs.")
 @click.option("--memories", type=click.IntRange(0, 1_000_000), default=10_000, show_default=True,
-              help="Synthetic memories in the store.")
+              help="Memories in the store.")
+@click.option("--texts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Store texts: a LoCoMo .json or JSONL {\"text\"} lines, cycled (default: synthetic short turns "
+                   "from a 60-word vocabulary, a worst case for keyword search).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench_hook(runs: int, memories: int, as_json: bool) -> None:
+def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> None:
     """Time the UserPromptSubmit hook exactly as hooks.json runs it (warm worker, default model, a store of
     --memories memories, in a throwaway data dir) next to the floor `python -I -S -c 'import json,socket'`
     measured in the same run, plus the cold start (no worker) to first context."""
@@ -134,10 +140,10 @@ def bench_hook(runs: int, memories: int, as_json: bool) -> None:
     saved = {k: os.environ.get(k) for k in ("COMPASS_HOME", "COMPASS_NO_WORKER")}
     try:
         if as_json:
-            report = run_bench_hook(runs, memories, home)
+            report = run_bench_hook(runs, memories, home, texts=texts)
         else:
             with click.progressbar(length=runs, label="hook runs", file=sys.stderr) as bar:
-                report = run_bench_hook(runs, memories, home, progress=bar.update)
+                report = run_bench_hook(runs, memories, home, progress=bar.update, texts=texts)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -149,7 +155,8 @@ def bench_hook(runs: int, memories: int, as_json: bool) -> None:
         echo_json(report)
         return
     h, f = report["hook_ms"], report["floor_ms"]
-    click.echo(f"UserPromptSubmit hook, warm worker ({report['model']}, {report['memories']} memories), {runs} runs:")
+    click.echo(f"UserPromptSubmit hook, warm worker ({report['model']}, {report['memories']} memories: "
+               f"{report['texts']}), {runs} runs:")
     click.echo(f"  hook   median {h['median']} ms  p95 {h['p95']} ms  (context injected {report['context_injected']})")
     click.echo(f"  floor  median {f['median']} ms  p95 {f['p95']} ms  ({report['floor']})")
     click.echo(f"  ratio  {report['ratio_median']}x the floor (target <= 1.3x)")

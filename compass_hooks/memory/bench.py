@@ -84,11 +84,40 @@ def bench_index(sizes: Sequence[int], dim: int, queries: int = 50, k: int = reca
     return out
 
 
-def fill_store(core: Any, n: int, project: str = "bench", batch: int = 5000) -> float:
-    """Write ``n`` synthetic memories with random unit vectors straight into the store
-    (bypassing the model, which is not what is measured here). Returns seconds."""
+def corpus_texts(path: str | Path) -> list[str]:
+    """Store texts for a realistic benchmark: a LoCoMo ``.json`` ("Speaker: text" per turn) or a JSONL of
+    ``{"text": ...}`` lines (what ``compass-hook export`` prints)."""
+    import json
+
+    from ..errors import InvalidInput
+
+    path = Path(path)
+    try:
+        if path.suffix == ".json":
+            from . import locomo
+
+            out = [t.text for c in locomo.load(path) for t in c.turns]  # already "Speaker: text"
+        else:
+            out = []
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    obj = json.loads(line)
+                    if isinstance(obj, dict) and isinstance(obj.get("text"), str) and obj["text"].strip():
+                        out.append(obj["text"])
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"cannot read benchmark texts from {path}: {exc}") from None
+    if not out:
+        raise InvalidInput(f"{path}: no texts found", 'give a LoCoMo .json or JSONL lines {"text": ...}')
+    return out
+
+
+def fill_store(core: Any, n: int, project: str = "bench", batch: int = 5000,
+               corpus: Sequence[str] | None = None) -> float:
+    """Write ``n`` memories with random unit vectors straight into the store (bypassing the model, which
+    is not what is measured here): synthetic short turns from a 60-word vocabulary (a worst case for
+    FTS5: nearly every row matches every query word), or ``corpus`` texts cycled. Returns seconds."""
     rng = np.random.default_rng(1)
-    texts = short_turns(n, seed=1)
+    texts = short_turns(n, seed=1) if not corpus else [f"{corpus[i % len(corpus)]} #{i}" for i in range(n)]
     dim = core.embedder.dim
     t0 = time.perf_counter()
     for start in range(0, n, batch):
