@@ -123,3 +123,17 @@ def test_marketplace_install_block_reaches_the_model(claude_bin, cc_env, mock_ap
     proc = _run(claude_bin, cc_env, ["-p", PROMPT, "--debug-file", str(tmp_path / "d.log")], work)
     assert proc.returncode == 0, proc.stderr
     _assert_compass_block(_sent_to_model(mock_api[1]))
+
+
+def test_claude_code_starts_the_plugin_mcp_server(claude_bin, cc_env, mock_api, tmp_path):
+    """The plugin's .mcp.json server connects inside the real Claude Code and its six tools reach the model."""
+    work = tmp_path / "work"
+    work.mkdir()
+    debug = tmp_path / "d.log"
+    proc = _run(claude_bin, cc_env, ["-p", "hello", "--plugin-dir", str(ROOT), "--debug-file", str(debug)], work,
+                timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert 'MCP server "plugin:compass-hooks:compass": Successfully connected' in debug.read_text()
+    sent = _sent_to_model(mock_api[1])
+    for name in ("drift_check", "recall", "remember", "forget", "constraints", "status"):
+        assert f"mcp__plugin_compass-hooks_compass__{name}" in sent, name
