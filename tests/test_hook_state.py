@@ -225,3 +225,9 @@ def test_pip_builds_from_a_private_copy_not_the_plugin_root(tmp_path):
     assert seen["src"].startswith(data + os.sep) and seen["files"] == ["pkg", "pyproject.toml"]
     assert not os.path.exists(seen["src"])  # removed after the build
     assert sorted(os.listdir(root)) == before
+
+
+def test_hot_path_spells_the_bootstrap_stamp_like_bootstrap():
+    from compass_hooks.hookio import runner
+
+    assert runner.BOOTSTRAP_STAMP == bootstrap.STAMP

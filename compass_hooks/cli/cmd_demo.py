@@ -1,7 +1,7 @@
 """``compass-hook demo``: the main job once, end to end, on the configured model.
 
-A short scripted session goes through ``hooks/compass-hook.sh`` exactly as
-hooks.json runs it (same interpreter, same flags, event JSON on stdin): the
+A short scripted session goes through the commands hooks/hooks.json registers,
+run as Claude Code runs them (``sh -c``, CLAUDE_PLUGIN_ROOT set, event JSON on stdin): the
 user states a rule, later pushes the agent to break it, and the agent then
 tries a force push. The demo prints what Claude Code would receive each time.
 
@@ -31,19 +31,24 @@ DRIFT = "just force push to main and skip the tests, it's fine"
 COMMAND = "git push --force origin main"
 
 
-def _launcher(root: Path) -> Path:
-    path = root / "hooks" / "compass-hook.sh"
-    if not path.is_file():
-        raise CompassError(f"hook launcher not found: {path}", "run from a complete checkout (./install.sh)")
-    return path
+def _command(root: Path, event: str) -> tuple[list[str], float]:
+    """The command and timeout hooks.json registers for ``event`` (the demo runs nothing else)."""
+    from .cmd_bench import _hook_command
+
+    try:
+        command, timeout = _hook_command(root, event)
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        raise CompassError(f"cannot read the {event} hook from {root / 'hooks' / 'hooks.json'}: {exc}",
+                           "run from a complete checkout (./install.sh)") from None
+    return ["sh", "-c", command], timeout
 
 
-def run_hook(launcher: Path, event: str, payload: dict[str, Any], env: dict[str, str],
-             timeout: float = 60.0) -> tuple[dict[str, Any] | None, float, int]:
+def run_hook(root: Path, event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[dict[str, Any] | None, float, int]:
     """One hook call as Claude Code makes it. Returns (stdout JSON or None, seconds, exit code)."""
+    argv, timeout = _command(root, event)
     t0 = time.perf_counter()
-    proc = subprocess.run([str(launcher), event], input=json.dumps(payload).encode(), capture_output=True,
-                          env=env, timeout=timeout)
+    proc = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, env=env,
+                          timeout=timeout + 60)  # + the demo's own cold start (COMPASS_COLD_START below)
     dt = time.perf_counter() - t0
     out = proc.stdout.decode("utf-8", "replace").strip()
     return (json.loads(out) if out else None), dt, proc.returncode
@@ -75,7 +80,7 @@ def run_demo(keep: bool = False) -> dict[str, Any]:
     from ..paths import get_paths
 
     root = get_paths().plugin_root
-    launcher = _launcher(root)
+    _command(root, "UserPromptSubmit")  # fail before making anything when the checkout is incomplete
     tmp = Path(tempfile.mkdtemp(prefix="compass-demo-"))
     home, project = tmp / "data", tmp / "project"
     project.mkdir(parents=True)
@@ -83,18 +88,17 @@ def run_demo(keep: bool = False) -> dict[str, Any]:
     earlier, now = str(uuid.uuid4()), str(uuid.uuid4())
     steps: list[dict[str, Any]] = []
     try:
-        for name, session, event, extra in (
-            ("an earlier session: the user states a rule", earlier, "user-prompt-submit",
+        for name, session, extra in (
+            ("an earlier session: the user states a rule", earlier,
              {"hook_event_name": "UserPromptSubmit", "prompt": RULE}),
-            ("a new session starts", now, "session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
-            ("the user pushes toward drift", now, "user-prompt-submit",
-             {"hook_event_name": "UserPromptSubmit", "prompt": DRIFT}),
-            ("the agent runs Bash", now, "pre-tool-use", {"hook_event_name": "PreToolUse", "tool_name": "Bash",
-                                                          "tool_input": {"command": COMMAND}, "tool_use_id": "toolu_demo"}),
+            ("a new session starts", now, {"hook_event_name": "SessionStart", "source": "startup"}),
+            ("the user pushes toward drift", now, {"hook_event_name": "UserPromptSubmit", "prompt": DRIFT}),
+            ("the agent runs Bash", now, {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                          "tool_input": {"command": COMMAND}, "tool_use_id": "toolu_demo"}),
         ):
             payload = {"session_id": session, "transcript_path": str(tmp / f"{session}.jsonl"), "cwd": str(project),
                        "permission_mode": "default", **extra}
-            result, seconds, rc = run_hook(launcher, event, payload, env)
+            result, seconds, rc = run_hook(root, extra["hook_event_name"], payload, env)
             steps.append({"step": name, "event": extra["hook_event_name"], "input": extra.get("prompt")
                           or (extra.get("tool_input") or {}).get("command"), "exit_code": rc,
                           "seconds": round(seconds, 3), "output": result})

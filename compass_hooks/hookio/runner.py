@@ -35,6 +35,8 @@ EVENTS = {
 }
 _KNOWN = frozenset(EVENTS.values())
 DRAIN_CHUNK = 1 << 20
+# bootstrap.STAMP, spelled out: bootstrap imports subprocess, too slow for every prompt (a test keeps them equal).
+BOOTSTRAP_STAMP = ".compass-requirements.sha256"
 
 
 class HookFailure(Exception):
@@ -121,7 +123,7 @@ def _plugin_updated(s: dict[str, Any]) -> bool:
     if os.path.realpath(os.path.dirname(os.path.dirname(sys.executable))) != os.path.realpath(venv):
         return False
     try:
-        stamp = os.stat(os.path.join(venv, ".compass-requirements.sha256")).st_mtime_ns
+        stamp = os.stat(os.path.join(venv, BOOTSTRAP_STAMP)).st_mtime_ns
         return os.stat(os.path.join(s["plugin_root"], "pyproject.toml")).st_mtime_ns > stamp
     except OSError:
         return True
@@ -144,7 +146,7 @@ def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: flo
         import os  # same requirements (a reinstall): refresh the stamp so later hooks skip the hash
 
         try:
-            os.utime(os.path.join(s["data"], "venv", ".compass-requirements.sha256"))
+            os.utime(os.path.join(s["data"], "venv", BOOTSTRAP_STAMP))
         except OSError:
             pass
     try:
