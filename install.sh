@@ -99,6 +99,11 @@ if cfg.get("model", "name") != sys.argv[1]:
     print(f"    default model set to {sys.argv[1]} in {paths.config}")
 EOF
 
+# The native hook client: hooks talk to the warm worker without a Python start-up (optional).
+if "$CH" client build 2>&1 | sed 's/^/    /'; then :; else
+  say "native hook client not built (see above): hooks use the Python client, ~25 ms slower per prompt"
+fi
+
 # 4. Doctor --------------------------------------------------------------------------------------
 say "compass-hook doctor"
 "$CH" doctor | sed 's/^/    /'

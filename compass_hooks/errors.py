@@ -62,3 +62,7 @@ class AnchorPackError(CompassError):
 
 class AuditError(CompassError):
     """The audit log could not be written or read."""
+
+
+class BuildFailed(CompassError):
+    """The native hook client could not be compiled (the Python client still works)."""

@@ -114,6 +114,26 @@ def test_plugin_dir_block_reaches_the_model(claude_bin, cc_env, mock_api, tmp_pa
     _assert_compass_block(_sent_to_model(mock_api[1]))
 
 
+def test_warm_worker_answers_claude_code_through_the_native_client(claude_bin, cc_env, mock_api, tmp_path, monkeypatch):
+    from compass_hooks.hookio.native import status
+    from compass_hooks.worker import client
+
+    if status()["state"] != "ok":
+        pytest.skip("the native hook client is not built next to this venv's python (compass-hook client build)")
+    for key in ("COMPASS_HOME", "COMPASS_MODEL_DIR", "COMPASS_MODEL"):
+        monkeypatch.setenv(key, cc_env[key])
+    monkeypatch.delenv("COMPASS_NO_WORKER")
+    client.ensure_worker(wait_s=60)
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = _run(claude_bin, cc_env, ["-p", PROMPT, "--plugin-dir", str(ROOT)], work)
+    assert proc.returncode == 0, proc.stderr
+    _assert_compass_block(_sent_to_model(mock_api[1]))
+    from compass_hooks.paths import get_paths
+
+    assert client.ping(str(get_paths().socket))["fast_hooks"] >= 2  # SessionStart and UserPromptSubmit (Stop may still be on its way)
+
+
 def test_marketplace_install_block_reaches_the_model(claude_bin, cc_env, mock_api, tmp_path):
     work = tmp_path / "work"
     work.mkdir()

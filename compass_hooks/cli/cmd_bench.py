@@ -96,8 +96,14 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
     cold_ctx = _context(out)
     client.ensure_worker(paths, wait_s=120)  # if the cold hook gave up, let the worker finish warming
 
-    # 3. Warm: the hook command and the floor, interleaved so machine load hits both alike.
+    # 3. Warm: the hook command (native client if built), the same with the Python client only, and the
+    #    floor, interleaved so machine load hits all three alike.
+    from ..hookio.native import status as client_status
+
+    native = client_status()["state"] == "ok" and os.environ.get("COMPASS_FAST_CLIENT") != "0"
+    py_env = dict(env, COMPASS_FAST_CLIENT="0")
     hook_ms: list[float] = []
+    py_ms: list[float] = []
     floor_ms: list[float] = []
     injected = 0
     for i in range(3):  # warm-up (page cache, settings cache)
@@ -106,17 +112,27 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
         ms, out = _timed(["sh", "-c", command], _payload(WARM_PROMPT, str(project_dir), 100 + i), env, timeout)
         hook_ms.append(ms)
         injected += bool(_context(out))
+        if native:
+            py_ms.append(_timed(["sh", "-c", command], _payload(WARM_PROMPT, str(project_dir), 5000 + i), py_env,
+                                timeout)[0])
         floor_ms.append(_timed(["sh", "-c", floor_cmd], b"", env, timeout)[0])
         if progress:
             progress(1)
     client.stop_worker(paths)
     med, fmed = statistics.median(hook_ms), statistics.median(floor_ms)
+    python_client = None
+    if py_ms:
+        pmed = statistics.median(py_ms)
+        python_client = {"median": round(pmed, 1), "p95": round(_pct(py_ms, 0.95), 1),
+                         "ratio_median": round(pmed / fmed, 2) if fmed else None}
     return {
+        "client": "native" if native else "python",
         "model": model, "memories": memories, "texts": str(texts) if texts else "synthetic",
         "fill_s": round(fill_s, 2), "runs": runs,
         "hook_ms": {"median": round(med, 1), "p95": round(_pct(hook_ms, 0.95), 1), "min": round(min(hook_ms), 1)},
         "floor_ms": {"median": round(fmed, 1), "p95": round(_pct(floor_ms, 0.95), 1), "min": round(min(floor_ms), 1)},
         "ratio_median": round(med / fmed, 2) if fmed else None,
+        "python_client_ms": python_client,
         "context_injected": f"{injected}/{runs}",
         "cold_start_ms": round(cold_ms, 0), "cold_start_context": bool(cold_ctx),
         "cold_start_block": cold_ctx.splitlines()[0] if cold_ctx else None,
@@ -157,7 +173,12 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
     h, f = report["hook_ms"], report["floor_ms"]
     click.echo(f"UserPromptSubmit hook, warm worker ({report['model']}, {report['memories']} memories: "
                f"{report['texts']}), {runs} runs:")
-    click.echo(f"  hook   median {h['median']} ms  p95 {h['p95']} ms  (context injected {report['context_injected']})")
+    click.echo(f"  hook   median {h['median']} ms  p95 {h['p95']} ms  ({report['client']} client; context injected "
+               f"{report['context_injected']})")
+    pc = report["python_client_ms"]
+    if pc:
+        click.echo(f"  python median {pc['median']} ms  p95 {pc['p95']} ms  (COMPASS_FAST_CLIENT=0: "
+                   f"{pc['ratio_median']}x the floor)")
     click.echo(f"  floor  median {f['median']} ms  p95 {f['p95']} ms  ({report['floor']})")
     click.echo(f"  ratio  {report['ratio_median']}x the floor (target <= 1.3x)")
     click.echo(f"cold start to first context: {report['cold_start_ms']:.0f} ms "

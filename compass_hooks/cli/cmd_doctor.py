@@ -72,6 +72,11 @@ def diagnose() -> dict[str, Any]:
         report["models"] = []
         advice.append(f"cannot list models: {exc}")
     report["worker"] = _worker_status()
+    from ..hookio.native import status as client_status
+
+    report["hook_client"] = client_status()  # optional: missing only costs speed, stale costs it on every hook
+    if report["hook_client"]["state"] == "stale":
+        advice.append(f"the native hook client is from another version: {report['hook_client']['hint']}")
     if report["versions"].get("torch") is None:
         report["export_extra"] = "not installed (only needed to export models: pip install 'compass-hooks[export]')"
     report["ok"] = not advice
@@ -105,6 +110,11 @@ def _print_human(r: dict[str, Any]) -> None:
     click.echo("worker")
     for k, v in r["worker"].items():
         line(k, v)
+    hc = r["hook_client"]
+    click.echo("hook client")
+    line("native", f"{hc['state']} ({hc['path']})" + (", disabled by COMPASS_FAST_CLIENT=0" if hc["disabled_by_env"] else ""))
+    if hc["state"] != "ok":
+        line("hint", hc["hint"])
     if r.get("export_extra"):
         click.echo(f"export extra: {r['export_extra']}")
     if r["advice"]:

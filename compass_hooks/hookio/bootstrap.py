@@ -264,6 +264,10 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
                              "--upgrade", "pip"], False),
             ("pip install", [py, "-m", "pip", "install", "--quiet", f"{src}[export]"], True),
             ("model export", [os.path.join(venv, "bin", "compass-hook"), "model", "export", "--model", "minilm"], True),
+            # Optional (needs a C compiler): without it hooks use the Python client.
+            ("hook client", [os.path.join(venv, "bin", "compass-hook"), "client", "build", "--source",
+                             os.path.join(plugin_root, "hooks", "compass_hook_client.c"), "--output",
+                             os.path.join(venv, "bin", "compass-hook-client")], False),
         ]
         _stop_old_worker(data)
         try:

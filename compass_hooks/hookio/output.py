@@ -62,13 +62,19 @@ def build(event: str, result: dict[str, Any] | None, budget: int) -> dict[str, A
     return out or None
 
 
-def emit(event: str, result: dict[str, Any] | None, budget: int, stream: TextIO | None = None) -> bool:
-    """Write the hook's single JSON object (if any) to stdout. True if something was written."""
+def render(event: str, result: dict[str, Any] | None, budget: int) -> str:
+    """The hook's whole stdout: one JSON object and a newline, or "" for no output."""
     obj = build(event, result, budget)
-    if obj is None:
+    return "" if obj is None else json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def emit(event: str, result: dict[str, Any] | None, budget: int, stream: TextIO | None = None) -> bool:
+    """Write the hook's stdout (see :func:`render`; the native client writes what the worker
+    renders with it). True if something was written."""
+    text = render(event, result, budget)
+    if not text:
         return False
     stream = stream or sys.stdout
-    stream.write(json.dumps(obj, ensure_ascii=False))
-    stream.write("\n")
+    stream.write(text)
     stream.flush()
     return True

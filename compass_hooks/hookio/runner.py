@@ -182,12 +182,22 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
     t0 = time.monotonic() if t0 is None else t0
     s: dict[str, Any] | None = None
     event = None
+    # Set by the native client when it handed this hook over (they must not reach the settings cache key).
+    import os
+
+    fast_failed = os.environ.pop("COMPASS_FAST_FAILED", None)
+    fast_fallback = os.environ.pop("COMPASS_FAST_FALLBACK", None)
     try:
         event = canonical(event_arg)
         s = settings_mod.load()
         if not s["enabled"]:
             _drain(stdin)
             return 0
+        if fast_failed:  # the worker took the request and did not answer: asking again would double the wait
+            _drain(stdin)
+            raise HookFailure(f"native client: {fast_failed}")
+        if fast_fallback and os.environ.get("COMPASS_LOG_LEVEL", "").upper() == "DEBUG":  # logging costs ~10 ms
+            _log("debug", "%s: native client handed over: %s", event, fast_fallback)
         payload = read_payload(stdin, int(s["max_stdin_bytes"]))
         if event == "PreToolUse":
             result = _pre_tool_use(payload, s)

@@ -1,4 +1,5 @@
-"""Worker ops: ``ping``, ``stop`` and ``hook`` (hook event dispatch).
+"""Worker ops: ``ping``, ``stop``, ``hook`` (hook event dispatch) and ``hook_fast`` (the same for the
+native hook client: raw stdin in, rendered stdout out).
 
 Inside the worker the server answers ``ping`` and ``stop`` itself (they must not
 wait for the model); these registrations make the same names work through the
@@ -37,3 +38,12 @@ def hook(core: Any, event: str, payload: dict | None = None) -> dict:
     from ..hookio.handlers import handle
 
     return handle(core, event, payload or {})
+
+
+@op("hook_fast")
+def hook_fast(core: Any, event: str, stdin: str, script: str | None = None) -> dict:
+    """The native hook client's op: the hook's raw stdin in, ``{"stdout": text}`` or
+    ``{"fallback": why}`` out (compass_hooks/hookio/fast.py)."""
+    from ..hookio.fast import serve
+
+    return serve(core, event, stdin, script)

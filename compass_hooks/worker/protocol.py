@@ -30,8 +30,9 @@ Response::
 subclass when the op raised one (the client re-raises that type), else
 ``"WorkerError"``. A connection may carry several requests in sequence; answers
 come back in order. ``ping`` returns ``{"protocol", "version", "model",
-"ready", "state", "error", "pid", "uptime", "data"}``; a client that sees a
-different ``protocol`` or ``version`` stops the worker and starts its own.
+"ready", "state", "error", "pid", "uptime", "data", "fast_hooks"}`` (``fast_hooks``:
+hooks answered for the native client); a client that sees a different
+``protocol`` or ``version`` stops the worker and starts its own.
 
 Stdlib only (json).
 """

@@ -88,6 +88,12 @@ class WorkerServer:
         self.load_error = None
         self.state = "ready"
         self.ready.set()
+        try:  # the native hook client finds a *ready* worker through this file
+            from ..hookio.fast import write_endpoint
+
+            write_endpoint(self.paths, self.config)
+        except OSError as exc:
+            log.warning("cannot write the fast-client endpoint (hooks use the Python client): %s", exc)
         log.info("ready in %.2fs (model %s)", time.perf_counter() - t0, self.model_name())
 
     def _warm_features(self) -> None:
@@ -123,7 +129,8 @@ class WorkerServer:
     def info(self) -> dict[str, Any]:
         return {"protocol": PROTOCOL_VERSION, "version": __version__, "model": self.model_name(),
                 "ready": self.ready.is_set(), "state": self.state, "error": self.load_error, "pid": os.getpid(),
-                "uptime": round(time.monotonic() - self.started, 3), "data": str(self.paths.data)}
+                "uptime": round(time.monotonic() - self.started, 3), "data": str(self.paths.data),
+                "fast_hooks": self.core.state.get("hook_fast.served", 0) if self.core is not None else 0}
 
     # -- deferred work ---------------------------------------------------------------------------
     def defer(self, fn: Callable[[], None]) -> None:
@@ -301,6 +308,9 @@ class WorkerServer:
                 self._touch()
                 self._pool.submit(self._serve_conn, conn)
         finally:
+            from ..hookio.fast import remove_endpoint
+
+            remove_endpoint(self.paths)
             self._unbind()
             with self._lock:
                 conns = list(self._conns)
