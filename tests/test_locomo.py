@@ -94,3 +94,37 @@ def test_bench_corpus_reads_locomo_turns(tmp_path):
     f.write_text(json.dumps(TINY))
     texts = corpus_texts(f)
     assert len(texts) == 6 and texts[0].startswith("Ann: ") and not texts[0].startswith("Ann: Ann:")
+
+
+def test_parse_selection_ranges_and_lists():
+    assert locomo.parse_selection("0-4") == {0, 1, 2, 3, 4}
+    assert locomo.parse_selection("0-1, 7") == {0, 1, 7}
+    for bad in ("4-2", "a", "1-", ""):
+        with pytest.raises(Exception, match="bad conversation selection"):
+            locomo.parse_selection(bad)
+
+
+def test_eval_locomo_conversation_subset_and_reused_store(tmp_path, cli_runner):
+    second = json.loads(json.dumps(TINY[0]))
+    second["sample_id"] = "t2"
+    f = tmp_path / "two.json"
+    f.write_text(json.dumps([TINY[0], second]))
+    store = tmp_path / "store"
+    args = ["eval", "locomo", str(f), "--json", "--mode", "bm25", "--store", str(store)]
+    first = cli_runner.invoke(cli, args + ["--conversations", "1"])
+    assert first.exit_code == 0, first.output
+    rep = json.loads(first.output[first.output.index("{"):])
+    # Only position 1, counted by its position in the file (the tune group: positions 0-4).
+    assert rep["conversations"] == 1 and rep["imported_turns"] == 6
+    assert rep["modes"]["bm25"]["tune (conv 0-4)"]["n"] == 3
+    again = cli_runner.invoke(cli, args + ["--conversations", "0-1"])
+    rep2 = json.loads(again.output[again.output.index("{"):])
+    assert again.exit_code == 0 and rep2["imported_turns"] == 6 and rep2["turns"] == 12  # t2 reused, t1 new
+    assert rep2["modes"]["bm25"]["overall"]["turn@5"] == 1.0
+    # A store built from another file is refused rather than silently mixed.
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(TINY))
+    res = cli_runner.invoke(cli, ["eval", "locomo", str(other), "--store", str(store)])
+    assert res.exit_code != 0 and "another file" in res.output
+    res = cli_runner.invoke(cli, ["eval", "locomo", str(f), "--conversations", "5"])
+    assert res.exit_code != 0 and "no conversation" in res.output

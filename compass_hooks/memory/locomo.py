@@ -58,6 +58,7 @@ class Conversation:
     sample_id: str
     turns: list[Turn] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    index: int = 0  # position in the file: decides the tune / held-out split, whatever subset is loaded
 
     @property
     def project(self) -> str:
@@ -85,7 +86,20 @@ def _session_time(text: str | None) -> float | None:
         return None
 
 
-def load(path: str | Path, limit: int | None = None) -> list[Conversation]:
+def parse_selection(spec: str) -> set[int]:
+    """Conversation positions from ``"0-4"``, ``"5-9"``, ``"0,3,7"`` or a mix ("0-2,7")."""
+    out: set[int] = set()
+    for part in (p.strip() for p in str(spec).split(",")):
+        m = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+        if not m or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
+            raise InvalidInput(f"bad conversation selection {part!r} in {spec!r}", "use e.g. 0-4, 5-9 or 0,3,7")
+        out.update(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return out
+
+
+def load(path: str | Path, limit: int | None = None, select: set[int] | None = None) -> list[Conversation]:
+    """The conversations of a LoCoMo file: the first ``limit``, and of those only the
+    positions in ``select`` (None: all)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -95,8 +109,10 @@ def load(path: str | Path, limit: int | None = None) -> list[Conversation]:
     if not isinstance(data, list):
         raise InvalidInput(f"{path} is not a LoCoMo file (expected a list of samples)")
     convs = []
-    for sample in data[: limit if limit else None]:
-        conv = Conversation(str(sample.get("sample_id", len(convs))))
+    for pos, sample in enumerate(data[: limit if limit else None]):
+        if select is not None and pos not in select:
+            continue
+        conv = Conversation(str(sample.get("sample_id", pos)), index=pos)
         c = sample["conversation"]
         n = 1
         while f"session_{n}" in c:
@@ -111,6 +127,9 @@ def load(path: str | Path, limit: int | None = None) -> list[Conversation]:
             if ev:
                 conv.questions.append(Question(qa["question"], ev, int(qa.get("category", 0))))
         convs.append(conv)
+    if select is not None and not convs:
+        raise InvalidInput(f"no conversation of {path} at positions {sorted(select)}",
+                           f"the file has {len(data)} (positions 0-{len(data) - 1})")
     return convs
 
 
@@ -154,6 +173,51 @@ def ingest(core: Any, conv: Conversation, cache: Path | None = None,
     return ids
 
 
+STORE_MANIFEST = "locomo-store.json"
+
+
+def ingest_all(core: Any, convs: Sequence[Conversation], source_digest: str, cache: Path | None = None,
+               progress: Callable[[int], None] | None = None, reuse: bool = False) -> int:
+    """Import ``convs`` into ``core``'s store; returns how many turns were imported.
+
+    ``reuse=True`` (``eval locomo --store DIR``): a conversation already in the store
+    with all its turns is not imported again, only its FTS contexts are rebuilt with
+    the current code (so a change to the write path's contexts is measured without a
+    re-embedding); one with a different turn count (an interrupted import) is an error,
+    since forgotten turns leave tombstones that a re-import would respect. The store
+    remembers the file and model it was built from (``locomo-store.json`` next
+    to the database) and refuses to mix in another."""
+    manifest_file = Path(core.paths.db).parent / STORE_MANIFEST
+    model = core.embedder.name
+    if reuse and manifest_file.is_file():
+        have = json.loads(manifest_file.read_text(encoding="utf-8"))
+        if have.get("model") != model or have.get("source") != source_digest:
+            raise InvalidInput(f"the store in {manifest_file.parent} was built from another file or model "
+                               f"({have.get('model')}), not {model} on this file", "use an empty --store dir")
+    elif reuse and core.store.count() > 0:
+        raise InvalidInput(f"{core.paths.db} holds memories that are not a LoCoMo import", "use an empty --store dir")
+    if reuse:
+        manifest_file.write_text(json.dumps({"model": model, "source": source_digest}), encoding="utf-8")
+    imported = 0
+    for conv in convs:
+        if reuse and core.store.count(conv.project) == len(conv.turns):
+            recall.update_contexts(core.store, [r["id"] for r in core.store.list(project=conv.project)])
+            if progress:
+                progress(len(conv.turns))
+            continue
+        if reuse and core.store.count(conv.project):
+            raise InvalidInput(f"the store in {manifest_file.parent} has {core.store.count(conv.project)} of the "
+                               f"{len(conv.turns)} turns of conversation {conv.index} (an interrupted import?)",
+                               "delete that --store dir and run again")
+        ingest(core, conv, cache=cache, progress=progress)
+        imported += len(conv.turns)
+    return imported
+
+
+def file_digest(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -173,7 +237,8 @@ def evaluate(core: Any, convs: Sequence[Conversation], modes: Sequence[str] = ("
     timings: dict[str, float] = {}
     for mode in modes:
         t0 = time.perf_counter()
-        for ci, conv in enumerate(convs):
+        for conv in convs:
+            ci = conv.index
             queries = [{"query": q.text, "project": conv.project, "k": SESSION_DEPTH} for q in conv.questions]
             results = recall.search_many(core, queries, mode=mode, weights=weights)
             for q, res in zip(conv.questions, results):
