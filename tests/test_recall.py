@@ -153,3 +153,29 @@ def test_date_words_and_temporal_queries(core):
     ids = add(core, [("s1", "user", "I adopted a puppy"), ("s1", "assistant", "I went to the pottery class yesterday")])
     res = recall.search(core, "When did I go to the class?", "p", k=1)
     assert res[0]["id"] == ids[1]
+
+
+def test_speaker_names_are_read_only_from_a_capitalised_line_head():
+    from compass_hooks.memory import text as tx
+
+    assert tx.speaker("Melanie: I painted a lake") == "melanie"
+    assert tx.speaker("note: lower-case label") is None and tx.speaker("no colon here") is None
+    assert tx.speaker("Two words: not a speaker") is None
+    assert tx.names("What has Melanie painted since May?") == {"melanie", "may"}
+    assert tx.names("what has melanie painted?") == frozenset()
+
+
+def test_speaker_prior_adds_to_the_named_speakers_turns_only(core):
+    rows = [("s1", "user", "Bob: I painted a lake at sunset"), ("s1", "assistant", "Ann: I painted a lake at sunset"),
+            ("s2", "user", "Bob: the train was late again"), ("s2", "assistant", "Ann: dinner was lovely")]
+    ids = add(core, rows)
+    on = {r["id"]: r["score"] for r in recall.search(core, "What has Ann painted?", "p", k=4)}
+    off = {r["id"]: r["score"] for r in recall.search(core, "What has Ann painted?", "p", k=4,
+                                                      weights=fusion.Weights(speaker_boost=0.0))}
+    b = fusion.DEFAULT_WEIGHTS.speaker_boost
+    assert b > 0 and max(on, key=on.get) == ids[1]
+    assert on[ids[1]] - off[ids[1]] == pytest.approx(b, abs=1e-5)
+    assert on[ids[0]] == pytest.approx(off[ids[0]], abs=1e-5)  # Bob's turn: unchanged
+    # A lower-case mention is not a name: no prior.
+    low = {r["id"]: r["score"] for r in recall.search(core, "what has ann painted?", "p", k=4)}
+    assert low[ids[1]] == pytest.approx(off[ids[1]], abs=1e-5)

@@ -49,6 +49,23 @@ TEMPORAL_CUES = ("yesterday", "today", "tomorrow", "last", "ago", "week", "weeke
 _TEMPORAL_Q = re.compile(r"\b(when|what (?:date|day|time|year|month)|how long|how many (?:years|months|weeks|days))\b", re.I)
 
 
+_SPEAKER = re.compile(r"\s*([^\W\d_][^\W_]{0,30}):", re.UNICODE)
+_NAME = re.compile(r"\b([A-Z][^\W\d_]+)", re.UNICODE)
+
+
+def speaker(text: str) -> str | None:
+    """The lower-cased name a chat-log line opens with ("Melanie: I painted ..." -> "melanie"),
+    a single capitalised word before a colon; None otherwise."""
+    m = _SPEAKER.match(text)
+    return m.group(1).lower() if m and m.group(1)[0].isupper() else None
+
+
+def names(query: str) -> frozenset[str]:
+    """Capitalised content words of a query, lower-cased: candidate speaker names."""
+    return frozenset(w.lower() for w in _NAME.findall(query)
+                     if w.lower() not in STOPWORDS and w.lower() not in QUESTION_WORDS)
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens."""
     return [w.lower() for w in _WORD.findall(text)]
