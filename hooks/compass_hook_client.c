@@ -107,7 +107,9 @@ static void python(const char *why, const char *failed) {
     int fds[2];
     if (failed) setenv("COMPASS_FAST_FAILED", failed, 1);
     else if (why) setenv("COMPASS_FAST_FALLBACK", why, 1);
-    if (pipe(fds) == 0) {
+    if (in.len == 0 && !in_eof) {
+        /* nothing read yet: Python reads Claude Code's stdin itself */
+    } else if (pipe(fds) == 0) {
         if (in_eof && in.len <= REPLAY_INLINE) {
             write_all(fds[1], in.p, in.len);
         } else {

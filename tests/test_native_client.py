@@ -259,8 +259,7 @@ def test_huge_stdin_fails_open(client_bin, worker):
 
 def test_large_stdin_is_replayed_to_python_intact(client_bin):
     command = "git push --force origin main # " + "y" * 200_000  # > the inline replay size: a feeder writes it
-    proc, _ = run(client_bin, "pre-tool-use", _payload("PreToolUse", tool_input={"command": command}),
-                  env={"COMPASS_FAST_CLIENT": "0"})
+    proc, _ = run(client_bin, "pre-tool-use", _payload("PreToolUse", tool_input={"command": command}))  # no worker
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
 
 

@@ -63,7 +63,10 @@ def _connect_as(uid: int, path: str) -> dict:
             s.settimeout(5)
             try:
                 s.connect(path)
-                s.sendall(b'{"id": 1, "op": "ping", "args": {}}\n')
+                try:
+                    s.sendall(b'{"id": 1, "op": "ping", "args": {}}\n')
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # a refusing worker answers and closes at once: its answer is still ours to read
                 data = b""
                 while not data.endswith(b"\n"):
                     chunk = s.recv(65536)
