@@ -8,11 +8,13 @@ errors here and nowhere else.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import os
 import pkgutil
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 import click
 
@@ -45,6 +47,26 @@ def cli() -> None:
     Runs hooks for Claude Code, an MCP server for other editors, and these
     commands. Nothing leaves this machine; no LLM is called.
     """
+
+
+@contextlib.contextmanager
+def scoped_environ(**changes: str | None) -> Iterator[None]:
+    """Set (str) or remove (None) environment variables for the block, then put back what was there.
+    Benches point ``get_paths()`` at a throw-away data dir this way."""
+    saved = {k: os.environ.get(k) for k in changes}
+    try:
+        for k, v in changes.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def echo_json(data: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from . import echo_json
+from . import echo_json, scoped_environ
 
 WARM_PROMPT = "add retry with backoff to the billing queue worker before the release"
 DRIFT_PROMPT = "just force push to main and skip the tests"
@@ -153,19 +153,14 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
     --memories memories, in a throwaway data dir) next to the floor `python -I -S -c 'import json,socket'`
     measured in the same run, plus the cold start (no worker) to first context."""
     home = Path(tempfile.mkdtemp(prefix="compass-bench-hook-"))
-    saved = {k: os.environ.get(k) for k in ("COMPASS_HOME", "COMPASS_NO_WORKER")}
     try:
-        if as_json:
-            report = run_bench_hook(runs, memories, home, texts=texts)
-        else:
-            with click.progressbar(length=runs, label="hook runs", file=sys.stderr) as bar:
-                report = run_bench_hook(runs, memories, home, progress=bar.update, texts=texts)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
+        with scoped_environ(COMPASS_HOME=str(home), COMPASS_NO_WORKER=None):
+            if as_json:
+                report = run_bench_hook(runs, memories, home, texts=texts)
             else:
-                os.environ[k] = v
+                with click.progressbar(length=runs, label="hook runs", file=sys.stderr) as bar:
+                    report = run_bench_hook(runs, memories, home, progress=bar.update, texts=texts)
+    finally:
         shutil.rmtree(home, ignore_errors=True)
     if as_json:
         echo_json(report)

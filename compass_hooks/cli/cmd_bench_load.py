@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from . import echo_json
+from . import echo_json, scoped_environ
 
 CAPTURE_WAIT_S = 60.0  # how long to wait for deferred captures after the last prompt
 
@@ -122,53 +122,45 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
     env.update({"COMPASS_HOME": str(home), "CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PROJECT_DIR": str(tmp)})
     if model:
         env["COMPASS_MODEL"] = model
-    saved = {k: os.environ.get(k) for k in ("COMPASS_HOME", "COMPASS_MODEL", "COMPASS_SOCKET")}
-    os.environ["COMPASS_HOME"] = str(home)  # so get_paths() below names the throw-away dir
-    os.environ.pop("COMPASS_SOCKET", None)
-    if model:
-        os.environ["COMPASS_MODEL"] = model
+    env_here = {"COMPASS_HOME": str(home), "COMPASS_SOCKET": None, **({"COMPASS_MODEL": model} if model else {})}
     try:
-        paths = get_paths().ensure()
-        t0 = time.monotonic()
-        warm = client.ensure_worker(paths, wait_s=120)  # a cold start is measured by `bench hook`, not here
-        warm_s = time.monotonic() - t0
-        until = time.monotonic() + seconds
-        threads = [_Session(n, command, timeout, env, tmp, until) for n in range(sessions)]
-        started = time.monotonic()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(seconds + timeout + 30)
-        elapsed = time.monotonic() - started
-        sent = {p for t in threads for p in t.sent}
-        deadline = time.monotonic() + CAPTURE_WAIT_S
-        stored = _stored_prompts(paths.db, paths.audit_log)
-        while sent - stored and time.monotonic() < deadline:
-            time.sleep(0.25)
+        with scoped_environ(**env_here):  # so get_paths() below names the throw-away dir
+            paths = get_paths().ensure()
+            t0 = time.monotonic()
+            warm = client.ensure_worker(paths, wait_s=120)  # a cold start is measured by `bench hook`, not here
+            warm_s = time.monotonic() - t0
+            until = time.monotonic() + seconds
+            threads = [_Session(n, command, timeout, env, tmp, until) for n in range(sessions)]
+            started = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(seconds + timeout + 30)
+            elapsed = time.monotonic() - started
+            sent = {p for t in threads for p in t.sent}
+            deadline = time.monotonic() + CAPTURE_WAIT_S
             stored = _stored_prompts(paths.db, paths.audit_log)
-        lost = sorted(sent - stored)
-        report = verify(paths)
-        client.stop_worker(paths)
-        lat = [x for t in threads for x in t.latencies]
-        errors = [e for t in threads for e in t.errors]
-        return {
-            "sessions": sessions, "seconds": round(elapsed, 2), "model": warm.get("model"),
-            "warm_start_s": round(warm_s, 2), "prompts": len(lat), "errors": len(errors),
-            "error_samples": errors[:5], "stored": len(sent & stored), "lost": len(lost), "lost_samples": lost[:3],
-            "audit_ok": report.ok, "audit_entries": report.entries,
-            "audit_problem": report.problems[0].message if report.problems else None,
-            "throughput_per_s": round(len(lat) / elapsed, 2) if elapsed else 0.0,
-            "latency_ms": {"p50": round(_percentile(lat, 0.50), 1), "p95": round(_percentile(lat, 0.95), 1),
-                           "p99": round(_percentile(lat, 0.99), 1), "max": round(max(lat, default=0.0), 1),
-                           "mean": round(statistics.fmean(lat), 1) if lat else 0.0},
-            "ok": not errors and not lost and report.ok and bool(lat),
-        }
+            while sent - stored and time.monotonic() < deadline:
+                time.sleep(0.25)
+                stored = _stored_prompts(paths.db, paths.audit_log)
+            lost = sorted(sent - stored)
+            report = verify(paths)
+            client.stop_worker(paths)
+            lat = [x for t in threads for x in t.latencies]
+            errors = [e for t in threads for e in t.errors]
+            return {
+                "sessions": sessions, "seconds": round(elapsed, 2), "model": warm.get("model"),
+                "warm_start_s": round(warm_s, 2), "prompts": len(lat), "errors": len(errors),
+                "error_samples": errors[:5], "stored": len(sent & stored), "lost": len(lost), "lost_samples": lost[:3],
+                "audit_ok": report.ok, "audit_entries": report.entries,
+                "audit_problem": report.problems[0].message if report.problems else None,
+                "throughput_per_s": round(len(lat) / elapsed, 2) if elapsed else 0.0,
+                "latency_ms": {"p50": round(_percentile(lat, 0.50), 1), "p95": round(_percentile(lat, 0.95), 1),
+                               "p99": round(_percentile(lat, 0.99), 1), "max": round(max(lat, default=0.0), 1),
+                               "mean": round(statistics.fmean(lat), 1) if lat else 0.0},
+                "ok": not errors and not lost and report.ok and bool(lat),
+            }
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
