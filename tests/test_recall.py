@@ -179,3 +179,40 @@ def test_speaker_prior_adds_to_the_named_speakers_turns_only(core):
     # A lower-case mention is not a name: no prior.
     low = {r["id"]: r["score"] for r in recall.search(core, "what has ann painted?", "p", k=4)}
     assert low[ids[1]] == pytest.approx(off[ids[1]], abs=1e-5)
+
+
+def test_date_range_reads_explicit_days_and_months_only():
+    import calendar
+
+    from compass_hooks.memory import text as tx
+
+    day = calendar.timegm((2023, 7, 7, 0, 0, 0))
+    assert tx.date_range("What happened on 7 July, 2023?") == (day, day + 86400)
+    assert tx.date_range("what did we do on July 7th 2023") == (day, day + 86400)
+    dec = calendar.timegm((2023, 12, 1, 0, 0, 0))
+    assert tx.date_range("What class did Maria start in December 2023?") == (dec, dec + 31 * 86400)
+    assert tx.date_range("what did we decide in July?") is None and tx.date_range("in 2023") is None
+    assert tx.date_range("on 31 February, 2023") is None
+
+
+def test_date_prior_lifts_the_memories_of_the_named_day_only(core):
+    may8, jul7 = calendar_ts(2023, 5, 8, 14), calendar_ts(2023, 7, 7, 9)
+    texts = ["we went to the lake with the kids", "we went to the lake with the dog"]
+    vecs = core.embedder.embed(texts)
+    items = [{"text": t, "session": s, "role": "user", "kind": "prompt", "project": "p", "created": c,
+              "embedding": v, "model": core.embedder.name} for t, s, c, v in zip(texts, ("s1", "s2"), (may8, jul7), vecs)]
+    ids = [a.id for a in core.store.add_many(items)]
+    recall.update_contexts(core.store, ids)
+    q = "Where did we go on 7 July, 2023?"
+    on = {r["id"]: r["score"] for r in recall.search(core, q, "p", k=2)}
+    off = {r["id"]: r["score"] for r in recall.search(core, q, "p", k=2, weights=fusion.Weights(date_boost=0.0))}
+    b = fusion.DEFAULT_WEIGHTS.date_boost
+    assert b > 0 and max(on, key=on.get) == ids[1]
+    assert on[ids[1]] - off[ids[1]] == pytest.approx(b, abs=1e-5)
+    assert on[ids[0]] == pytest.approx(off[ids[0]], abs=1e-5)  # 8 May: unchanged
+
+
+def calendar_ts(*ymdh):
+    import calendar
+
+    return float(calendar.timegm((*ymdh, 0, 0)))

@@ -14,6 +14,9 @@ Why the pieces (measured on LoCoMo, docs/memory.md):
   noise to BM25); "when ..." queries add temporal cue words with a small weight;
 - the dense side is MiniLM cosine, used as a z-score so it can nudge but not
   swamp a strong keyword match;
+- a query naming an explicit date ("on 7 July, 2023", "in December 2023") gives
+  memories written that day / month (+/- a day) a date prior: the date is in every
+  context of that session, so BM25 alone cannot tell which session it means;
 - a memory whose text opens with a name the query uses ("Melanie: ..." for
   "What has Melanie painted?") gets a small speaker prior: in an imported chat
   log the name heads half the turns, so BM25 gives it ~0 weight (IDF of a word
@@ -167,13 +170,14 @@ class _Query:
     fts: str
     temporal: bool
     names: frozenset = frozenset()  # capitalised query words: a memory whose text opens "Name:" is by them
+    span: tuple | None = None  # [start, end) epoch seconds of an explicit date the query names
 
 
 def _prepare(query: str) -> _Query:
     terms = tx.content_terms(query)
     if not terms:  # "what did I say?": fall back to every word rather than nothing
         terms = [t for t in tx.tokens(query) if len(t) > 1]
-    return _Query(query, terms, tx.fts_or_query(terms), tx.is_temporal(query), tx.names(query))
+    return _Query(query, terms, tx.fts_or_query(terms), tx.is_temporal(query), tx.names(query), tx.date_range(query))
 
 
 def _check(query: str, k: int, scope: str, mode: str) -> None:
@@ -297,6 +301,11 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
             for m, r in rows.items():
                 if tx.speaker(r.get("text") or "") in q.names:
                     adj[m] += w.speaker_boost
+        if w.date_boost and q.span:
+            lo, hi = q.span[0] - w.date_slack_days * 86400, q.span[1] + w.date_slack_days * 86400
+            for m, r in rows.items():
+                if r.get("created") is not None and lo <= r["created"] < hi:
+                    adj[m] += w.date_boost
     else:
         adj = {m: scores[m] for m in rows}
     ranked = []

@@ -9,6 +9,7 @@ Stdlib only.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections import Counter
 from typing import Iterable, Sequence
@@ -122,3 +123,30 @@ def prf_terms(query_terms: Sequence[str], top_texts: Sequence[str], n_terms: int
         scored.append((c * idf, word))
     scored.sort(reverse=True)
     return [w for _, w in scored[:n_terms]]
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_M = "|".join(_MONTHS)
+_DATE_Q = re.compile(rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+({_M})|({_M})\s+(\d{{1,2}})(?:st|nd|rd|th)?|({_M})),?\s+(\d{{4}})\b",
+                     re.I)
+
+
+def date_range(query: str) -> tuple[float, float] | None:
+    """The UTC span an explicit date in the query names, as epoch seconds [start, end):
+    "on 7 July, 2023" / "on May 23, 2023" -> that day, "in December 2023" -> that month.
+    None when the query names no such date (a bare "July" or "2023" is too vague)."""
+    m = _DATE_Q.search(query)
+    if not m:
+        return None
+    day = m.group(1) or m.group(4)
+    month = _MONTHS.index((m.group(2) or m.group(3) or m.group(5)).lower()) + 1
+    year = int(m.group(6))
+    if day:
+        d = int(day)
+        if not 1 <= d <= calendar.monthrange(year, month)[1]:
+            return None
+        start = calendar.timegm((year, month, d, 0, 0, 0))
+        return float(start), float(start + 86400)
+    start = calendar.timegm((year, month, 1, 0, 0, 0))
+    return float(start), float(start + 86400 * calendar.monthrange(year, month)[1])
