@@ -216,3 +216,27 @@ def calendar_ts(*ymdh):
     import calendar
 
     return float(calendar.timegm((*ymdh, 0, 0)))
+
+
+def test_pair_proximity_counts_query_word_pairs_said_close_together():
+    from compass_hooks.memory import text as tx
+
+    q = tx.content_terms("When did Joanna make a chocolate tart?")  # joanna, make, chocolate, tart
+    assert tx.pair_proximity(q, "I baked a chocolate tart") == pytest.approx(1 / 3)
+    assert tx.pair_proximity(q, "a tart, dark chocolate") == pytest.approx(1 / 3)  # either order
+    assert tx.pair_proximity(q, "chocolate is great, and so is the one tart I had") == 0.0  # too far apart
+    assert tx.pair_proximity(q, "chocolatetart") == 0.0 and tx.pair_proximity(["tart"], "tart tart") == 0.0
+    assert tx.pair_proximity(["pottery", "class"], "I signed up for a Class on pottery") == 1.0
+
+
+def test_proximity_prior_lifts_the_memory_that_says_the_pair_together(core):
+    rows = [("s1", "user", "the pottery was lovely and later we went to a class"),
+            ("s2", "user", "I joined a pottery class on Monday")]
+    ids = add(core, rows)
+    q = "what pottery class did I join?"
+    on = {r["id"]: r["score"] for r in recall.search(core, q, "p", k=2)}
+    off = {r["id"]: r["score"] for r in recall.search(core, q, "p", k=2, weights=fusion.Weights(proximity_weight=0.0))}
+    b = fusion.DEFAULT_WEIGHTS.proximity_weight
+    assert b > 0
+    assert on[ids[1]] - off[ids[1]] == pytest.approx(b * 0.5, abs=1e-5)  # pottery+class near; class+join not
+    assert on[ids[0]] == pytest.approx(off[ids[0]], abs=1e-5)

@@ -17,6 +17,10 @@ Why the pieces (measured on LoCoMo, docs/memory.md):
 - a query naming an explicit date ("on 7 July, 2023", "in December 2023") gives
   memories written that day / month (+/- a day) a date prior: the date is in every
   context of that session, so BM25 alone cannot tell which session it means;
+- a memory whose text has the query's adjacent word pairs near each other
+  ("chocolate tart", "pottery class") gets a small proximity prior: BM25 scores
+  the words independently, so a turn saying "tart" and another saying "chocolate"
+  tie with the one that says both together;
 - a memory whose text opens with a name the query uses ("Melanie: ..." for
   "What has Melanie painted?") gets a small speaker prior: in an imported chat
   log the name heads half the turns, so BM25 gives it ~0 weight (IDF of a word
@@ -306,6 +310,9 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
             for m, r in rows.items():
                 if r.get("created") is not None and lo <= r["created"] < hi:
                     adj[m] += w.date_boost
+        if w.proximity_weight and len(set(q.terms)) > 1:
+            for m, r in rows.items():
+                adj[m] += w.proximity_weight * tx.pair_proximity(q.terms, r.get("text") or "")
     else:
         adj = {m: scores[m] for m in rows}
     ranked = []

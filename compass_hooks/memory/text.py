@@ -150,3 +150,41 @@ def date_range(query: str) -> tuple[float, float] | None:
         return float(start), float(start + 86400)
     start = calendar.timegm((year, month, 1, 0, 0, 0))
     return float(start), float(start + 86400 * calendar.monthrange(year, month)[1])
+
+
+PROXIMITY_CHARS = 1000  # of a memory's text scanned for the query's word pairs (bounds the cost of long ones)
+
+
+def _occurrences(text: str, word: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) of each whole-word occurrence of ``word`` in ``text`` (str.find: C speed)."""
+    out = []
+    i = text.find(word)
+    while i >= 0:
+        j = i + len(word)
+        if (i == 0 or not text[i - 1].isalnum()) and (j == len(text) or not text[j].isalnum()):
+            out.append((i, j, word))
+        i = text.find(word, j)
+    return out
+
+
+def pair_proximity(query_terms: Sequence[str], text: str, window: int = 4) -> float:
+    """Term proximity: the share of the query's adjacent content-word pairs ("pottery
+    class", "chocolate tart") whose two words occur with fewer than ``window`` words
+    between them in ``text`` (counted as spaces; either order, so "class on pottery"
+    counts). Exact words, no stemming; only the first ``PROXIMITY_CHARS`` are read;
+    0.0 when the query has fewer than two distinct content words."""
+    pairs = {(a, b) for a, b in zip(query_terms, query_terms[1:]) if a != b}
+    if not pairs:
+        return 0.0
+    head = text[:PROXIMITY_CHARS].lower()
+    if not any(a in head and b in head for a, b in pairs):  # cheap substring test first: most rows fail it
+        return 0.0
+    hits = sorted(h for w in {t for p in pairs for t in p} for h in _occurrences(head, w))
+    near = set()
+    for j, (_, end, a) in enumerate(hits):
+        for start, _, b in hits[j + 1 :]:
+            if head.count(" ", end, start) > window:  # ~ words in between + 1
+                break
+            near.add((a, b))
+            near.add((b, a))
+    return sum(1 for p in pairs if p in near) / len(pairs)
