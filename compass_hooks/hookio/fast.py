@@ -65,7 +65,7 @@ def serve(core: Any, event: str, stdin: str, script: str | None = None) -> dict[
     hooks = core.config.section("hooks")
     if not hooks["enabled"]:
         return {"stdout": ""}
-    if script and runner._plugin_updated({"data": str(core.paths.data),
+    if script and runner.plugin_updated({"data": str(core.paths.data),
                                           "plugin_root": os.path.dirname(os.path.dirname(script))}):
         return {"fallback": "the plugin was updated: the Python client checks the environment"}
     if len(stdin.encode("utf-8", "surrogatepass")) > int(hooks["max_stdin_bytes"]):
@@ -77,7 +77,7 @@ def serve(core: Any, event: str, stdin: str, script: str | None = None) -> dict[
     if not isinstance(payload, dict):
         return {"fallback": "stdin is not a JSON object"}
     if name == "PreToolUse":  # the client's own rule check, so both paths answer alike
-        result = runner._pre_tool_use(payload, {"pretooluse": hooks["pretooluse"]})
+        result = runner.pre_tool_use(payload, {"pretooluse": hooks["pretooluse"]})
     else:
         from .handlers import handle
 

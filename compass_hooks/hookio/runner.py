@@ -90,7 +90,7 @@ def read_payload(stream: BinaryIO, max_bytes: int) -> dict[str, Any]:
     return payload
 
 
-def _pre_tool_use(payload: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+def pre_tool_use(payload: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
     if payload.get("tool_name") != "Bash" or s["pretooluse"] == "off":
         return {}
     tool_input = payload.get("tool_input")
@@ -113,7 +113,7 @@ def _environment(s: dict[str, Any]) -> str:
     raise Pending(notice or "environment is being built")
 
 
-def _plugin_updated(s: dict[str, Any]) -> bool:
+def plugin_updated(s: dict[str, Any]) -> bool:
     """Running from the bootstrapped venv and pyproject.toml is newer than its stamp: a plugin update may
     need other packages. Two stats on the hot path; the bootstrap module does the real (hash) check."""
     import os
@@ -141,7 +141,7 @@ def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: flo
                               connect_timeout=float(s["connect_timeout_s"]),
                               wait=max(0.0, cold - (time.monotonic() - t0)), check_version=True)
 
-    if _plugin_updated(s):
+    if plugin_updated(s):
         _environment(s)  # other requirements: raises Pending and starts the rebuild
         import os  # same requirements (a reinstall): refresh the stamp so later hooks skip the hash
 
@@ -200,7 +200,7 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
             _log("debug", "%s: native client handed over: %s", event, fast_fallback)
         payload = read_payload(stdin, int(s["max_stdin_bytes"]))
         if event == "PreToolUse":
-            result = _pre_tool_use(payload, s)
+            result = pre_tool_use(payload, s)
         else:
             result = (_call_local if local else _call_worker)(event, payload, s, t0)
         output.emit(event, result, int(s["budget_chars"]), stdout)
