@@ -1,80 +1,64 @@
 """Every path compass-hooks uses comes from :func:`get_paths`.
 
-Stdlib only at import time (the hook launcher imports this on every prompt);
-platformdirs is imported lazily, only when no environment variable decides.
+Stdlib only. The rule for the data dir, the models dir and the runtime venv
+lives in :mod:`compass_hooks.dirs` (os only, shared with the hook hot path):
+one store per user for every surface, ``$COMPASS_HOME`` overriding; models in
+``<data>/models``, ``$COMPASS_MODEL_DIR`` overriding. ``$CLAUDE_PLUGIN_DATA`` is
+never the store (it holds one plugin install's bootstrap venv).
 
-Data dir: ``$COMPASS_HOME`` > ``$CLAUDE_PLUGIN_DATA`` (running as a Claude Code
-plugin) > platformdirs' user data dir for ``compass-hooks``.
-Models:   ``$COMPASS_MODEL_DIR`` > ``$CLAUDE_PLUGIN_DATA/models`` > ``<plugin root>/models``.
+The worker socket is ``<data>/run/worker.sock``, decided by the data dir alone
+so that every surface (hooks, CLI, MCP servers started by editors with other
+environments) reaches the same worker; when that path is too long for
+``sun_path`` it is ``/tmp/compass-<uid>/w-<hash of the data dir>.sock`` in a
+dir we own (``security.ensure_private_dir`` refuses a planted symlink or another
+user's dir).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-APP_NAME = "compass-hooks"
+from . import dirs
+
+APP_NAME = dirs.APP_NAME
 # sun_path is 108 bytes on Linux, 104 on macOS; keep a margin.
 _MAX_SOCKET_PATH = 100
 
 
 def plugin_root() -> Path:
-    """The plugin root: this checkout (the package sits at the repo root)."""
-    env = os.environ.get("CLAUDE_PLUGIN_ROOT")
+    """The plugin root: the folder this package was imported from (checkout, staged copy or Claude Code's cache)."""
     here = Path(__file__).resolve().parent.parent
-    if (here / ".claude-plugin").is_dir() or not env:
+    if (here / ".claude-plugin").is_dir():
         return here
-    return Path(env)
-
-
-def _user_data_dir() -> Path:
-    try:
-        import platformdirs  # noqa: PLC0415 - lazy on purpose
-
-        return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    except ImportError:  # hook launcher without site-packages: same rule as platformdirs on Linux
-        base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-        return Path(base) / APP_NAME
+    env = os.environ.get("CLAUDE_PLUGIN_ROOT")
+    return Path(env) if env else here
 
 
 def data_dir() -> Path:
-    for var in ("COMPASS_HOME", "CLAUDE_PLUGIN_DATA"):
-        value = os.environ.get(var)
-        if value:
-            return Path(value).expanduser()
-    return _user_data_dir()
+    return Path(dirs.user_data_dir())
 
 
 def models_dir() -> Path:
-    value = os.environ.get("COMPASS_MODEL_DIR")
-    if value:
-        return Path(value).expanduser()
-    value = os.environ.get("CLAUDE_PLUGIN_DATA")
-    if value and not os.environ.get("COMPASS_HOME"):
-        return Path(value).expanduser() / "models"
-    return plugin_root() / "models"
+    return Path(dirs.models_dir())
+
+
+def runtime_venv() -> Path:
+    return Path(dirs.runtime_venv())
 
 
 def _socket_path(data: Path) -> Path:
-    """Socket in the user runtime dir, one per data dir (hash of its path)."""
+    """``<data>/run/worker.sock``, else a short path in ``/tmp/compass-<uid>`` (one per data dir)."""
     override = os.environ.get("COMPASS_SOCKET")
     if override:
         return Path(override)
-    tag = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:12]
-    candidates = []
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        candidates.append(Path(runtime) / APP_NAME)
-    candidates.append(data / "run")
-    candidates.append(Path(tempfile.gettempdir()) / f"compass-{os.getuid()}")
-    for base in candidates:
-        path = base / f"w-{tag}.sock"
-        if len(str(path).encode()) <= _MAX_SOCKET_PATH:
-            return path
-    return candidates[-1] / f"w-{tag}.sock"
+    path = data / "run" / "worker.sock"
+    if len(os.fsencode(str(path))) <= _MAX_SOCKET_PATH:
+        return path
+    tag = hashlib.sha256(os.fsencode(os.path.realpath(str(data)))).hexdigest()[:16]
+    return Path("/tmp") / f"compass-{os.getuid()}" / f"w-{tag}.sock"
 
 
 @dataclass(frozen=True)
@@ -111,12 +95,16 @@ class Paths:
 
     def ensure(self) -> "Paths":
         """Create the private dirs (0700). Idempotent."""
-        for d in (self.data, self.logs, self.run, self.socket.parent):
+        for d in (self.data, self.logs, self.run):
             d.mkdir(parents=True, exist_ok=True, mode=0o700)
             try:
                 os.chmod(d, 0o700)
             except OSError:
                 pass
+        if self.socket.parent != self.run:  # the /tmp fallback is a shared dir: refuse what is not ours
+            from .security import ensure_private_dir
+
+            ensure_private_dir(self.socket.parent)
         return self
 
 

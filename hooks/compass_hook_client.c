@@ -343,9 +343,24 @@ int main(int argc, char **argv) {
     }
     in_eof = 1;
 
+    /* The user's one store, by compass_hooks/dirs.py's rule: $COMPASS_HOME, else the platform's
+     * user data dir. Anything unusual (~ to expand, no HOME) is the Python client's to handle. */
+    static char data_buf[4096];
     const char *data = getenv("COMPASS_HOME");
-    if (!data || !*data) data = getenv("CLAUDE_PLUGIN_DATA");
-    if (!data || !*data || data[0] == '~') python("data dir not set by the environment", NULL);
+    if (!data || !*data) {
+        const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+        int n;
+#ifdef __APPLE__
+        xdg = NULL;
+        n = home && *home ? snprintf(data_buf, sizeof data_buf, "%s/Library/Application Support/compass-hooks", home) : -1;
+#else
+        if (xdg && *xdg) n = snprintf(data_buf, sizeof data_buf, "%s/compass-hooks", xdg);
+        else n = home && *home ? snprintf(data_buf, sizeof data_buf, "%s/.local/share/compass-hooks", home) : -1;
+#endif
+        if (n < 0 || (size_t)n >= sizeof data_buf) python("no data dir from the environment", NULL);
+        data = data_buf;
+    }
+    if (data[0] != '/') python("data dir is not an absolute path", NULL);
     struct endpoint ep;
     if (read_endpoint(data, &ep)) python("no worker endpoint", NULL);
     const char *sock_override = getenv("COMPASS_SOCKET");

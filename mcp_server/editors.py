@@ -48,26 +48,6 @@ def server_env() -> dict[str, str]:
     return {"COMPASS_HOME": str(Path(home).expanduser().absolute())} if home else {}
 
 
-def data_dir_warning() -> str | None:
-    """A note when Claude Code's plugin keeps its store elsewhere than this data dir.
-
-    Inside Claude Code the hooks use ``$CLAUDE_PLUGIN_DATA`` unless COMPASS_HOME is set;
-    an editor started without it uses the user data dir, so the two would not share memories.
-    """
-    if os.environ.get("COMPASS_HOME"):
-        return None
-    from compass_hooks.paths import get_paths
-
-    ours = get_paths().data
-    plugin_dirs = sorted((_home() / ".claude" / "plugins" / "data").glob("compass-hooks-*"))
-    others = [d for d in plugin_dirs if (d / "compass.db").exists() and d.resolve() != ours.resolve()]
-    if not others:
-        return None
-    return (f"note: the Claude Code plugin keeps its memories in {others[0]}, this server would use {ours}. "
-            f"To share one store, set COMPASS_HOME to the same directory for both (e.g. export "
-            f"COMPASS_HOME={others[0]} before running this command and in your shell profile).")
-
-
 def _home() -> Path:
     return Path.home()
 

@@ -1,14 +1,23 @@
 #!/bin/sh
 # Start the bundled compass MCP server for Claude Code (the plugin's .mcp.json runs this).
-# Claude Code installs no Python dependencies for a plugin, so pick the first venv that exists:
-# the checkout's own (./install.sh), then the one the SessionStart hook builds in the plugin data dir.
+# Claude Code installs no Python dependencies for a plugin, so pick the first venv that exists, in the
+# hook launcher's order (hooks/compass-hook.sh): the user's runtime venv from ./install.sh, a checkout's
+# dev .venv, then the one the hooks bootstrap in the plugin data dir. Every one of them serves the same
+# store (the user data dir), so a memory made here is recalled by the hooks, the CLI and other editors.
 # -I: the server runs with the project as cwd; a project folder named like our packages must not shadow them.
 here="$(cd "$(dirname "$0")/.." && pwd)"
-for py in "${CLAUDE_PLUGIN_ROOT:-$here}/.venv/bin/python" "${CLAUDE_PLUGIN_DATA:+$CLAUDE_PLUGIN_DATA/venv/bin/python}" "$here/.venv/bin/python"; do
+root="${CLAUDE_PLUGIN_ROOT:-$here}"
+if [ -n "${COMPASS_HOME:-}" ]; then data="$COMPASS_HOME"
+elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then data="$HOME/Library/Application Support/compass-hooks"
+else data="${XDG_DATA_HOME:-$HOME/.local/share}/compass-hooks"
+fi
+for py in "${COMPASS_VENV:-$data/venv}/bin/python" "$root/.venv/bin/python" \
+          "${CLAUDE_PLUGIN_DATA:+$CLAUDE_PLUGIN_DATA/venv/bin/python}"; do
   if [ -n "$py" ] && [ -x "$py" ]; then
-    exec "$py" -I -m mcp_server "$@"
+    _COMPASS_MCP_ROOT="$root" exec "$py" -I -c \
+      'import os, sys; sys.path.insert(0, os.environ.pop("_COMPASS_MCP_ROOT")); from mcp_server.__main__ import main; sys.exit(main())' "$@"
   fi
 done
-echo "compass MCP server: no Python venv found (looked in \${CLAUDE_PLUGIN_ROOT}/.venv and \${CLAUDE_PLUGIN_DATA}/venv)." >&2
-echo "Run ./install.sh in the plugin folder, or start a Claude Code session once so the SessionStart hook builds it." >&2
+echo "compass MCP server: no Python venv found (looked in $data/venv, $root/.venv and \${CLAUDE_PLUGIN_DATA}/venv)." >&2
+echo "Run ./install.sh in the plugin folder, or start a Claude Code session once so the hooks bootstrap it." >&2
 exit 1

@@ -1,5 +1,9 @@
-"""Shared fixtures. Every test gets its own data dir (COMPASS_HOME under tmp_path),
-the deterministic fake embedder, no hub access and the in-process service."""
+"""Shared fixtures. Every test runs as a new user: its own HOME (no XDG_*, COMPASS_*
+or CLAUDE_* variables), so the data dir, models dir and socket come from the same
+default rules a user's do (compass_hooks/dirs.py). Unit tests get the
+deterministic fake embedder (COMPASS_MODEL=fake, the embedder factory's test
+extension point) and the in-process service (COMPASS_NO_WORKER=1); tests that
+need the real model or a worker take ``real_model`` / unset COMPASS_NO_WORKER."""
 
 from __future__ import annotations
 
@@ -14,17 +18,48 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("COMPASS_SHARED_DIR", ROOT.parent / "shared"))
 
 
-@pytest.fixture(autouse=True)
-def compass_home(tmp_path, monkeypatch):
-    home = tmp_path / "compass-home"
-    monkeypatch.setenv("COMPASS_HOME", str(home))
-    monkeypatch.setenv("COMPASS_MODEL", "fake")
-    monkeypatch.setenv("COMPASS_NO_WORKER", "1")
+def _installed_minilm() -> Path:
+    """Where install.sh put MiniLM for the user running the tests (read before any test replaces HOME)."""
+    sys.path.insert(0, str(ROOT))
+    from compass_hooks import dirs
+
+    for models in dirs.model_search_dirs():
+        if (Path(models) / "minilm" / "compass-model.json").is_file():
+            return (Path(models) / "minilm").resolve()
+    return Path(dirs.models_dir()) / "minilm"
+
+
+INSTALLED_MINILM = _installed_minilm()
+# Downloads stay cached across the tests' fresh HOMEs (the tests that build venvs would fetch torch each time).
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
+# Outside the test's HOME on purpose: the Claude Code CLI (370 MB from npm) is installed once per machine.
+E2E_CACHE = Path(os.environ.get("COMPASS_E2E_CACHE", Path.home() / ".cache" / "compass-e2e"))
+
+
+def as_new_user(monkeypatch, base: Path) -> Path:
+    """Make this process a new user: HOME = ``base/home``, no COMPASS_*, XDG_* or CLAUDE_* variables, the hub off.
+    Returns the user data dir the code derives from it (nothing created)."""
+    home = base / "home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    for var in list(os.environ):
+        if var.startswith(("COMPASS_", "XDG_", "CLAUDE_")) or var == "CLAUDECODE":
+            monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    for var in ("CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT", "COMPASS_MODEL_DIR", "COMPASS_SOCKET", "XDG_RUNTIME_DIR"):
-        monkeypatch.delenv(var, raising=False)
-    return home
+    monkeypatch.setenv("PIP_CACHE_DIR", PIP_CACHE)
+    from compass_hooks import dirs
+
+    return Path(dirs.user_data_dir())
+
+
+@pytest.fixture(autouse=True)
+def compass_home(tmp_path, monkeypatch):
+    """A fresh HOME; returns the user data dir the code derives from it (nothing created)."""
+    data = as_new_user(monkeypatch, tmp_path)
+    monkeypatch.setenv("COMPASS_MODEL", "fake")
+    monkeypatch.setenv("COMPASS_NO_WORKER", "1")
+    return data
 
 
 def _require(path: Path, what: str) -> None:
@@ -35,12 +70,22 @@ def _require(path: Path, what: str) -> None:
         pytest.skip(msg)
 
 
+def link_installed_model(models: Path) -> Path:
+    """Put the MiniLM that install.sh exported into ``models`` (a symlink: nothing is exported twice)."""
+    _require(INSTALLED_MINILM / "compass-model.json", "exported MiniLM model")
+    models.mkdir(parents=True, exist_ok=True)
+    link = models / "minilm"
+    if not link.exists():
+        link.symlink_to(INSTALLED_MINILM, target_is_directory=True)
+    return link
+
+
 @pytest.fixture
-def real_model(monkeypatch):
-    """The real exported MiniLM in <repo>/models/minilm (made by install.sh)."""
-    folder = ROOT / "models" / "minilm"
-    _require(folder / "compass-model.json", "exported MiniLM model")
-    monkeypatch.setenv("COMPASS_MODEL", "minilm")
+def real_model(monkeypatch, compass_home):
+    """The real exported MiniLM, found where a user's is (``<data>/models/minilm`` of the test's HOME), and the
+    default model name (no COMPASS_MODEL)."""
+    folder = link_installed_model(compass_home / "models")
+    monkeypatch.delenv("COMPASS_MODEL", raising=False)
     return folder
 
 

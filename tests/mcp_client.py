@@ -14,12 +14,12 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 BIN = Path(sys.executable).parent
 COMPASS_MCP = BIN / "compass-mcp"
-PASS_ENV = ("COMPASS_HOME", "COMPASS_MODEL", "COMPASS_NO_WORKER", "COMPASS_SOCKET", "COMPASS_MODEL_DIR",
+PASS_ENV = ("HOME", "XDG_DATA_HOME", "COMPASS_HOME", "COMPASS_MODEL", "COMPASS_NO_WORKER", "COMPASS_SOCKET", "COMPASS_MODEL_DIR",
             "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "XDG_RUNTIME_DIR", "CLAUDE_PROJECT_DIR")
 
 
 def server_env(**overrides: str | None) -> dict[str, str]:
-    """The test's COMPASS_* environment (conftest set it) plus overrides; None removes a variable."""
+    """The test's user (HOME) and COMPASS_* environment (conftest set it) plus overrides; None removes a variable."""
     env = {k: os.environ[k] for k in PASS_ENV if k in os.environ}
     for k, v in overrides.items():
         if v is None:

@@ -12,10 +12,9 @@ from compass_hooks.cli import cli
 
 
 @pytest.fixture
-def no_models(tmp_path, monkeypatch):
-    models = tmp_path / "models"
-    monkeypatch.setenv("COMPASS_MODEL_DIR", str(models))
-    return models
+def no_models(compass_home):
+    """The new user's models dir, where every install path exports (nothing there yet)."""
+    return compass_home / "models"
 
 
 def _one_line_error(result) -> str:
@@ -85,7 +84,7 @@ def test_doctor_json(cli_runner, no_models):
     assert result.exit_code == 0, result.output
     r = json.loads(result.output)
     assert {"db", "audit_log", "socket", "models", "config"} <= r["paths"].keys()
-    assert r["paths"]["models"] == str(no_models)
+    assert r["paths"]["models"] == str(no_models) and r["model_dirs"][0] == str(no_models)
     assert {"compass-hooks", "python", "onnxruntime", "tokenizers", "numpy", "mcp", "protocol"} <= r["versions"].keys()
     assert r["default_model"] == {"name": "fake", "ready": True, "detail": r["default_model"]["detail"]}
     assert r["models"] == []
@@ -101,7 +100,7 @@ def test_doctor_reports_missing_model_and_exits_0(cli_runner, no_models, monkeyp
     human = cli_runner.invoke(cli, ["doctor"])
     assert human.exit_code == 0
     assert "NOT READY" in human.output and "to do" in human.output
-    assert "socket" in human.output and str(no_models) in human.output
+    assert "socket" in human.output and f"looked in               {no_models}" in human.output
 
 
 def test_doctor_survives_a_broken_config(cli_runner, compass_home):

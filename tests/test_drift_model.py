@@ -23,9 +23,8 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def heldout(tmp_path_factory):
-    folder = ROOT / "models" / "minilm"
-    if not (folder / "compass-model.json").exists():
-        pytest.skip("exported MiniLM missing (run ./install.sh)")
+    from conftest import as_new_user, link_installed_model
+
     from compass_hooks.config import load_config
     from compass_hooks.core import Core
     from compass_hooks.drift.evaluate import summarize
@@ -33,8 +32,9 @@ def heldout(tmp_path_factory):
     from compass_hooks.embedding import get_embedder
     from compass_hooks.paths import get_paths
 
-    with pytest.MonkeyPatch.context() as mp:  # module scope: the autouse COMPASS_HOME is not active yet
-        mp.setenv("COMPASS_HOME", str(tmp_path_factory.mktemp("drift-model-home")))
+    with pytest.MonkeyPatch.context() as mp:  # module scope: the autouse fresh HOME is not active yet
+        data = as_new_user(mp, tmp_path_factory.mktemp("drift-model-home"))
+        link_installed_model(data / "models")
         cfg = load_config(Path("/nonexistent"), env={})
         core = Core(paths=get_paths(), config=cfg, embedder=get_embedder("minilm", cfg))
         items = load_labelled(ROOT / "tests" / "data" / "drift_test.jsonl")

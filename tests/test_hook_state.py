@@ -217,7 +217,7 @@ def test_pip_builds_from_a_private_copy_not_the_plugin_root(tmp_path):
         if cmd[1:3] == ["-m", "venv"]:
             os.makedirs(cmd[-1], exist_ok=True)
         elif cmd[1:4] == ["-m", "pip", "install"] and "--upgrade" not in cmd:
-            src = cmd[-1][: -len("[export]")]
+            src = cmd[-1]  # the runtime only: no [export] extra (torch) in the hooks' venv
             seen["src"] = src
             seen["files"] = sorted(os.listdir(src))
 

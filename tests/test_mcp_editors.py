@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -15,12 +16,9 @@ VENV_MCP = str(Path(sys.prefix) / "bin" / "compass-mcp")
 
 
 @pytest.fixture
-def fake_home(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    return home
+def fake_home(tmp_path, monkeypatch, compass_home):
+    """The test's fresh HOME (conftest), with nothing in it."""
+    return Path(os.environ["HOME"])
 
 
 @pytest.mark.parametrize("client", list(editors.CLIENTS))
@@ -38,7 +36,7 @@ def test_every_client_prints_an_absolute_command(cli_runner, client, fake_home):
         entry = data[key]["compass"]
         assert entry["command"] == VENV_MCP and entry["args"] == []
     if client == "claude-code":
-        assert f"claude mcp add --scope user" in r.output and f"compass -- {VENV_MCP}" in r.output
+        assert "claude mcp add --scope user" in r.output and f"compass -- {VENV_MCP}" in r.output
 
 
 def test_env_has_compass_home_only_when_the_user_set_it(monkeypatch, tmp_path):
@@ -102,6 +100,8 @@ def test_zed_uses_context_servers_and_keeps_settings(tmp_path):
 
 
 def test_unparseable_files_are_refused_untouched(cli_runner, tmp_path):
+    tmp_path = tmp_path / "zed"
+    tmp_path.mkdir()
     cfg = tmp_path / "settings.json"
     original = '// Zed settings\n{\n  "theme": "One Dark",\n}\n'
     cfg.write_text(original)
@@ -134,23 +134,41 @@ def test_path_without_write_and_unknown_client(cli_runner, tmp_path):
     assert r.exit_code == 2 and "claude-desktop" in r.output
 
 
-def test_plugin_mcp_json_starts_the_bundled_launcher():
+def _fake_python(venv: Path, label: str) -> None:
+    (venv / "bin").mkdir(parents=True)
+    py = venv / "bin" / "python"
+    py.write_text(f"#!/bin/sh\necho {label}\n")
+    py.chmod(0o755)
+
+
+def test_plugin_mcp_json_starts_the_bundled_launcher(tmp_path, compass_home):
+    """.mcp.json runs launch.sh, which picks the venv in the hook launcher's order: the user's runtime venv,
+    the plugin's dev .venv, then this plugin install's bootstrapped venv."""
+    import subprocess
+
     root = Path(__file__).resolve().parent.parent
     spec = json.loads((root / ".mcp.json").read_text())["mcpServers"]["compass"]
     assert spec["command"] == "${CLAUDE_PLUGIN_ROOT}/mcp_server/launch.sh"
     launcher = root / "mcp_server" / "launch.sh"
     assert launcher.stat().st_mode & 0o111
-    text = launcher.read_text()
-    assert text.index("${CLAUDE_PLUGIN_ROOT:-$here}/.venv/bin/python") < text.index("$CLAUDE_PLUGIN_DATA/venv/bin/python")
+    plugin, plugin_data = tmp_path / "plugin", tmp_path / "plugin-data"
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "CLAUDE_PLUGIN_ROOT": str(plugin),
+           "CLAUDE_PLUGIN_DATA": str(plugin_data)}
+
+    def picked() -> str:
+        return subprocess.run([str(launcher)], env=env, capture_output=True, text=True).stdout.strip()
+
+    assert picked() == ""
+    _fake_python(plugin_data / "venv", "bootstrap")
+    assert picked() == "bootstrap"
+    _fake_python(plugin / ".venv", "dev")
+    assert picked() == "dev"
+    _fake_python(compass_home / "venv", "runtime")
+    assert picked() == "runtime"
 
 
-def test_warns_when_the_claude_code_plugin_store_is_elsewhere(cli_runner, fake_home, monkeypatch):
-    plugin_data = fake_home / ".claude" / "plugins" / "data" / "compass-hooks-compass-local"
-    plugin_data.mkdir(parents=True)
-    (plugin_data / "compass.db").write_bytes(b"")
-    monkeypatch.delenv("COMPASS_HOME")
-    monkeypatch.setenv("XDG_DATA_HOME", str(fake_home / ".local" / "share"))
+def test_entry_uses_the_one_user_store_by_default(cli_runner, fake_home):
+    """No COMPASS_HOME in the entry: the editor's server reads the same user data dir as the hooks and the CLI."""
     r = cli_runner.invoke(cli, ["mcp", "config", "cursor"])
-    assert r.exit_code == 0 and f"COMPASS_HOME={plugin_data}" in r.output
-    monkeypatch.setenv("COMPASS_HOME", str(plugin_data))
-    assert editors.data_dir_warning() is None
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["mcpServers"]["compass"].get("env", {}) == {}

@@ -5,11 +5,11 @@ unless a test says otherwise."""
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import anyio
 import pytest
 
+from compass_hooks.paths import get_paths
 from mcp_server import TOOL_NAMES
 from tests.mcp_client import COMPASS_MCP, stdio_session, text_of
 
@@ -95,7 +95,7 @@ def test_every_tool_end_to_end_in_one_session(workdir):
     st = out["status"].structured_content
     assert st["model"]["name"] == "fake" and st["model"]["ready"] is True
     assert st["worker"]["mode"] == "in-process"
-    assert st["project"] == str(workdir) and st["data_dir"].endswith("compass-home")
+    assert st["project"] == str(workdir) and st["data_dir"] == str(get_paths().data)
     assert st["versions"]["mcp"].startswith("2.") and st["store"]["exists"] is True
     assert "fake ready" in text_of(out["status"])
 

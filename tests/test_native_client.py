@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -168,7 +167,7 @@ def fake(request):
 
     def make(reply: bytes | None, request_timeout: float = 2.5, dir_mode: int = 0o700) -> FakeWorker:
         run_dir = get_paths().ensure().run
-        sock_dir = Path(os.environ["COMPASS_HOME"]) / "sock"
+        sock_dir = Path(os.environ["HOME"]) / "sock"
         sock_dir.mkdir(exist_ok=True)
         w = FakeWorker(sock_dir / "w.sock", reply)
         sock_dir.chmod(dir_mode)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from compass_hooks.paths import get_paths
+
 from compass_hooks.security import tcp_listeners
 
 EXE = str(Path(sys.executable).with_name("compass-hook"))
@@ -71,7 +73,7 @@ def test_http_mcp_server_is_loopback_only_and_needs_the_token():
             with pytest.raises(urllib.error.HTTPError) as info:
                 urllib.request.urlopen(req, timeout=10)
             assert info.value.code == 401, auth
-        token_file = Path(os.environ["COMPASS_HOME"]) / "mcp-http-token"
+        token_file = get_paths().data / "mcp-http-token"
         assert token_file.stat().st_mode & 0o077 == 0
     finally:
         _stop(proc)

@@ -61,6 +61,9 @@ def diagnose() -> dict[str, Any]:
         report["config"] = {"file": str(paths.config), "error": str(exc)}
         advice.append(f"fix the config: {exc}")
         model_name = "minilm"
+    from .. import dirs
+
+    report["model_dirs"] = dirs.model_search_dirs()  # where models are looked for, in order
     report["default_model"] = _default_model(model_name)
     if not report["default_model"]["ready"]:
         advice.append(f"export the default model: compass-hook model export --model {model_name}")
@@ -102,6 +105,7 @@ def _print_human(r: dict[str, Any]) -> None:
     line(dm["name"], ("ready" if dm["ready"] else "NOT READY") + (f" ({dm['detail']})" if dm.get("detail") else
                                                                   f" ({dm.get('dim')}-d, {dm.get('pooling')}, {dm.get('path')})"))
     click.echo("models")
+    line("looked in", ", ".join(r["model_dirs"]))
     if not r["models"]:
         line("(none)", "")
     for m in r["models"]:

@@ -57,9 +57,6 @@ def register(cli: click.Group) -> None:
         from mcp_server import editors
 
         c = editors.get_client(client)
-        warning = editors.data_dir_warning() if client != "claude-code" else None
-        if warning:
-            click.echo(warning, err=True)
         if not write:
             if path is not None:
                 raise click.UsageError("--path only applies with --write")

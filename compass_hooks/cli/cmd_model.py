@@ -80,19 +80,40 @@ def register(cli: click.Group) -> None:
     @click.option("--int8", is_flag=True, help="Also write model_int8.onnx (dynamic per-channel int8).")
     @click.option("--force", is_flag=True, help="Re-export even if the model folder is already there.")
     @click.option("--name", default=None, help="Folder name under the models dir (default: the alias or the last path part).")
-    def export_cmd(model_ref: str, int8: bool, force: bool, name: str | None) -> None:
-        """Export a sentence-transformers model to ONNX (needs the [export] extra).
+    @click.option("--keep-env", is_flag=True,
+                  help="Keep the throw-away export env in the user cache for the next export.")
+    @click.option("--no-build-env", is_flag=True,
+                  help="Export in this interpreter only; fail if the [export] extra is missing.")
+    def export_cmd(model_ref: str, int8: bool, force: bool, name: str | None, keep_env: bool,
+                   no_build_env: bool) -> None:
+        """Export a sentence-transformers model to ONNX into the models dir.
 
         Pooling and normalisation come from the model's sentence-transformers
         config; the result is checked against sentence-transformers before it is
         moved into the models dir. Idempotent: an existing export is kept unless
-        --force.
+        --force. Run from the lean runtime (no torch), it builds a throw-away env
+        with the [export] extra in the user cache, exports there and removes it.
         """
-        from ..embedding.export import export_model
+        from ..embedding import export_env
+        from ..embedding.export import already_exported, export_model
 
         def progress(msg: str) -> None:
             click.echo(msg, err=True)
 
+        if not no_build_env and not export_env.have_export_modules():
+            done = None if force else already_exported(model_ref, int8, name)
+            if done is None:
+                from pathlib import Path
+
+                from ..paths import plugin_root
+
+                local = Path(model_ref).expanduser()  # the export env runs in another cwd
+                argv = ["--model", str(local.resolve()) if local.is_dir() else model_ref] + (["--int8"] if int8 else []) + (["--force"] if force else []) \
+                    + (["--name", name] if name else [])
+                rc = export_env.export_in_env(argv, plugin_root(), keep_env, progress)
+                if rc:
+                    raise SystemExit(rc)
+                return
         result = export_model(model_ref, int8=int8, force=force, name=name, progress=progress)
         m = result.manifest
         if result.skipped:

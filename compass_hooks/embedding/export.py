@@ -313,6 +313,13 @@ def _existing(target: Path, int8: bool) -> ModelManifest | None:
     return None
 
 
+def already_exported(model: str, int8: bool = False, name: str | None = None,
+                     models_dir: Path | None = None) -> ModelManifest | None:
+    """The ready export of ``model`` in the models dir, or None (needs none of the [export] extra)."""
+    source = resolve_source(model, name)
+    return _existing((models_dir or get_paths().models) / source.name, int8)
+
+
 def export_model(
     model: str = "minilm",
     *,

@@ -88,26 +88,41 @@ def write_manifest(manifest: ModelManifest, folder: Path) -> None:
     (folder / MANIFEST_NAME).write_text(json.dumps(manifest.to_json(), indent=2) + "\n", encoding="utf-8")
 
 
+def _search_dirs(models: Path | None) -> list[Path]:
+    if models is not None:
+        return [models]
+    from .. import dirs
+
+    return [Path(d) for d in dirs.model_search_dirs()]
+
+
 def list_models(models: Path | None = None) -> list[ModelManifest]:
-    models = models or get_paths().models
-    found = []
-    if models.is_dir():
-        for child in sorted(models.iterdir()):
+    """Exported models in the search dirs (the first dir wins for a name found twice)."""
+    found: dict[str, ModelManifest] = {}
+    for folder in _search_dirs(models):
+        if not folder.is_dir():
+            continue
+        for child in sorted(folder.iterdir()):
             # Dot folders are exports in progress or being replaced.
-            if not child.name.startswith(".") and (child / MANIFEST_NAME).is_file():
-                try:
-                    found.append(read_manifest(child))
-                except (ModelCorrupt, ModelNotFound):
-                    continue
-    return found
+            if child.name.startswith(".") or child.name in found or not (child / MANIFEST_NAME).is_file():
+                continue
+            try:
+                found[child.name] = read_manifest(child)
+            except (ModelCorrupt, ModelNotFound):
+                continue
+    return list(found.values())
 
 
 def find_model(name: str, models: Path | None = None) -> ModelManifest:
-    models = models or get_paths().models
-    folder = Path(name) if ("/" in name and Path(name).is_dir()) else models / name
-    if not (folder / MANIFEST_NAME).is_file():
+    """The exported model ``name`` (an alias looked up in the search dirs, or a model folder path)."""
+    if "/" in name and Path(name).is_dir():
+        folder: Path | None = Path(name)
+    else:
+        folder = next((d / name for d in _search_dirs(models) if (d / name / MANIFEST_NAME).is_file()), None)
+    if folder is None or not (folder / MANIFEST_NAME).is_file():
+        looked = ", ".join(str(d) for d in _search_dirs(models))
         raise ModelNotFound(
-            f"model '{name}' is not exported in {models}",
+            f"model '{name}' is not exported (looked in {looked})",
             f"run `compass-hook model export --model {name if '/' not in name else 'minilm'}`",
         )
     manifest = read_manifest(folder)

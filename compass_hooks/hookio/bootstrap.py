@@ -1,9 +1,13 @@
 """Self-bootstrap for marketplace installs (no ``./install.sh``, so no venv yet).
 
 Claude Code installs no Python packages for a plugin. When the hook finds no
-usable environment it starts, once, a detached background build in
-``${CLAUDE_PLUGIN_DATA}/venv``: ``python -m venv``, ``pip install <plugin
-root>[export]``, then ``compass-hook model export --model minilm``. A
+usable environment (no runtime venv from ./install.sh) it starts, once, a
+detached background build of a lean runtime venv in ``${CLAUDE_PLUGIN_DATA}/venv``
+(the one thing that belongs to this plugin install): ``python -m venv``,
+``pip install <copy of the plugin root>`` (onnxruntime, tokenizers, numpy; no
+torch), then ``compass-hook model export --model minilm``, which does nothing
+when any install path already exported it into the user models dir and
+otherwise exports through a throw-away env (``embedding/export_env.py``). A
 requirements stamp (sha256 of ``pyproject.toml``) written last marks the venv
 usable; a plugin update that changes ``pyproject.toml`` makes the stamp stale
 and the next hook rebuilds. The build holds ``run/bootstrap.lock`` so parallel
@@ -29,6 +33,8 @@ import subprocess
 import sys
 import time
 from typing import Any, Callable
+
+from .. import dirs
 
 STAMP = ".compass-requirements.sha256"
 RETRY_AFTER_S = 1800.0
@@ -61,18 +67,22 @@ def stamp_ok(data: str, plugin_root: str) -> bool:
 
 
 def worker_python(settings: dict[str, Any]) -> str | None:
-    """The interpreter that can run the worker, or None when the environment is not built (yet)."""
+    """The interpreter that can run the worker, or None when the environment is not built (yet).
+
+    The order is the launcher's (hooks/compass-hook.sh): install.sh's runtime venv, a checkout's dev
+    ``.venv``, this plugin install's bootstrapped venv."""
     explicit = os.environ.get("COMPASS_WORKER_PYTHON")
     if explicit:
         return explicit
     if not sys.flags.no_site:  # a full interpreter (the CLI): it has the packages
         return sys.executable
     root = settings["plugin_root"]
-    local = _venv_python(os.path.join(root, ".venv"))
-    if os.path.exists(local):
-        return local
-    data_py = _venv_python(venv_dir(settings["data"]))
-    if os.path.exists(data_py) and stamp_ok(settings["data"], root):
+    for venv in (settings.get("runtime_venv"), os.path.join(root, ".venv")):
+        if venv and os.path.exists(_venv_python(venv)):
+            return _venv_python(venv)
+    data = settings.get("plugin_data") or settings["data"]
+    data_py = _venv_python(venv_dir(data))
+    if os.path.exists(data_py) and stamp_ok(data, root):
         return data_py
     return None
 
@@ -187,7 +197,7 @@ def _start_build(data: str, plugin_root: str) -> None:
 
 def maybe_start(settings: dict[str, Any], starter: Callable[[str, str], None] | None = None) -> str | None:
     """Start the background build if needed. Returns the one-time user notice, or None."""
-    data, root = settings["data"], settings["plugin_root"]
+    data, root = settings.get("plugin_data") or settings["data"], settings["plugin_root"]
     d = decide(data, root)
     if d["action"] == "ready":
         return None
@@ -212,22 +222,6 @@ def _step(cmd: list[str], env: dict[str, str]) -> None:
     print(f"  ({time.monotonic() - t0:.1f} s)", flush=True)  # the log is where bootstrap time is measured
 
 
-# What pip needs to build the package; the rest of the plugin (tests, docs, a dev's .venv or models) is not.
-_SRC_IGNORE = (".git", ".venv", "venv", "models", "build", "dist", "*.egg-info", "__pycache__", "tests", ".ci")
-
-
-def _copy_source(plugin_root: str, dst: str) -> None:
-    """A private copy of the plugin to build from.
-
-    ``pip install <dir>`` builds in place: setuptools writes ``build/`` and
-    ``*.egg-info`` into the plugin root, which fails when the marketplace's
-    copy is read-only and, on a rebuild, can package stale files left in
-    ``build/lib`` by the previous version.
-    """
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(plugin_root, dst, ignore=shutil.ignore_patterns(*_SRC_IGNORE), symlinks=True)
-
-
 def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str]], None] = _step) -> int:
     """Build the venv (runs detached, output to logs/bootstrap.log). 0 on success or when another build runs."""
     os.makedirs(os.path.join(data, "run"), mode=0o700, exist_ok=True)
@@ -248,11 +242,14 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
         except OSError:
             pass
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-        env["CLAUDE_PLUGIN_DATA"] = data  # models go to <data>/models
         py = _venv_python(venv)
         src = os.path.join(data, "run", "bootstrap-src")
         try:
-            _copy_source(plugin_root, src)
+            from pathlib import Path
+
+            from ..embedding.export_env import copy_source
+
+            copy_source(Path(plugin_root), Path(src))
         except OSError as exc:
             return _failed(data, want, f"copying the plugin source: {exc}")
         # The pip upgrade is optional: measured here, pip 26 installs the [export] set in ~80 s where the
@@ -262,7 +259,9 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
             ("venv", [_base_python(), "-m", "venv", "--clear", venv], True),
             ("pip upgrade", [py, "-m", "pip", "install", "--quiet", "--retries", "1", "--timeout", "15",
                              "--upgrade", "pip"], False),
-            ("pip install", [py, "-m", "pip", "install", "--quiet", f"{src}[export]"], True),
+            # The runtime only: torch and optimum never enter this venv (the export builds its own, then drops it).
+            ("pip install", [py, "-m", "pip", "install", "--quiet", src], True),
+            # A no-op when another install path already exported MiniLM into the user models dir.
             ("model export", [os.path.join(venv, "bin", "compass-hook"), "model", "export", "--model", "minilm"], True),
             # Optional (needs a C compiler): without it hooks use the Python client.
             ("hook client", [os.path.join(venv, "bin", "compass-hook"), "client", "build", "--source",
@@ -282,6 +281,7 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
                     print(f"{why}; going on without it", flush=True)
         finally:
             shutil.rmtree(src, ignore_errors=True)
+        _write_json(os.path.join(venv, dirs.INSTALL_RECORD), {"models": dirs.models_dir(), "plugin": plugin_root})
         with open(os.path.join(venv, STAMP), "w", encoding="utf-8") as fh:
             fh.write(want + "\n")
         try:
@@ -295,14 +295,19 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
 
 
 def _stop_old_worker(data: str) -> None:
-    """A worker from the previous venv must not keep running on files ``venv --clear`` deletes; the next
-    hook after the build spawns one from the new venv."""
+    """A worker running from the venv about to be rebuilt must not keep running on files ``venv --clear``
+    deletes; the next hook after the build spawns one from the new venv. A worker from another venv (install.sh's
+    runtime, another plugin install) serves the same store and is left alone."""
     try:
         from ..paths import get_paths
-        from ..worker import client
+        from ..worker import client, lifecycle
 
         paths = get_paths()
-        if os.path.realpath(str(paths.data)) == os.path.realpath(data):
+        pid = lifecycle.read_pid(paths)
+        argv = lifecycle.cmdline(pid) if pid else []
+        venv_bin = os.path.realpath(os.path.join(venv_dir(data), "bin"))
+        # Not realpath of the interpreter itself: a venv's python is a symlink to the base interpreter.
+        if argv and os.path.realpath(os.path.dirname(os.path.abspath(argv[0]))) == venv_bin:
             client.stop_worker(paths, timeout=10.0)
     except Exception as exc:  # no worker, or one we cannot prove is ours: the build goes on
         print(f"stopping the old worker: {type(exc).__name__}: {exc}", flush=True)

@@ -65,7 +65,7 @@ def serve(core: Any, event: str, stdin: str, script: str | None = None) -> dict[
     hooks = core.config.section("hooks")
     if not hooks["enabled"]:
         return {"stdout": ""}
-    if script and runner.plugin_updated({"data": str(core.paths.data),
+    if script and runner.plugin_updated({"data": str(core.paths.data), "plugin_data": os.environ.get("CLAUDE_PLUGIN_DATA"),
                                           "plugin_root": os.path.dirname(os.path.dirname(script))}):
         return {"fallback": "the plugin was updated: the Python client checks the environment"}
     if len(stdin.encode("utf-8", "surrogatepass")) > int(hooks["max_stdin_bytes"]):

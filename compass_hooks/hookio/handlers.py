@@ -162,4 +162,8 @@ def handle(core: Any, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     ev = events.parse(event, payload)
     if not core.config.get("hooks", "enabled"):
         return {}
-    return HANDLERS[ev.hook_event_name](core, ev)
+    result = HANDLERS[ev.hook_event_name](core, ev)
+    pending = core.state.get("notices.pending")
+    if pending and ev.hook_event_name != "PreToolUse" and not result.get("systemMessage"):
+        result = {**result, "systemMessage": pending.pop(0)}  # something the worker did that the user should know
+    return result

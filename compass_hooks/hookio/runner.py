@@ -118,7 +118,7 @@ def plugin_updated(s: dict[str, Any]) -> bool:
     need other packages. Two stats on the hot path; the bootstrap module does the real (hash) check."""
     import os
 
-    venv = os.path.join(s["data"], "venv")
+    venv = os.path.join(settings_mod.bootstrap_dir(s), "venv")
     # Not sys.prefix: under -S it is the base interpreter's. The venv's python is a symlink: keep its dir.
     if os.path.realpath(os.path.dirname(os.path.dirname(sys.executable))) != os.path.realpath(venv):
         return False
@@ -146,14 +146,15 @@ def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: flo
         import os  # same requirements (a reinstall): refresh the stamp so later hooks skip the hash
 
         try:
-            os.utime(os.path.join(s["data"], "venv", BOOTSTRAP_STAMP))
+            os.utime(os.path.join(settings_mod.bootstrap_dir(s), "venv", BOOTSTRAP_STAMP))
         except OSError:
             pass
     try:
-        return send()
+        return _answered(event, send())
     except client.ProtocolMismatch:
         pass  # an older/newer worker: ensure_worker below restarts it
     except WorkerUnavailable as exc:
+        _pending_if_warming(exc)
         if not exc.message.startswith("no worker on"):
             raise
     py = _environment(s)
@@ -161,9 +162,28 @@ def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: flo
 
     remaining = cold - (time.monotonic() - t0)
     if remaining <= 0:
-        raise HookFailure("no time left in the cold-start budget")
-    client.ensure_worker(get_paths(), wait_s=remaining, python=py)
-    return send()
+        raise Pending("no time left in hooks.cold_start_s to start the worker")
+    # Alive is enough here: the request itself waits for readiness within the budget, and a worker that
+    # cannot load its model answers at once (not_ready) instead of letting the budget run out.
+    client.ensure_worker(get_paths(), wait_s=remaining, python=py, need_ready=False)
+    try:
+        return _answered(event, send())
+    except WorkerUnavailable as exc:
+        _pending_if_warming(exc)
+        raise
+
+
+def _pending_if_warming(exc: Exception) -> None:
+    """A worker still loading its model within our budget is expected, not a failure: it serves the next prompt."""
+    if getattr(exc, "message", "").startswith("the worker is warming up"):
+        raise Pending("the worker is still loading the model (cold start); it serves the next prompt")
+
+
+def _answered(event: str, result: dict[str, Any]) -> dict[str, Any]:
+    reason = result.get("not_ready")
+    if reason:  # the prompt passes through; the worker decides whether the user is told (once)
+        _log("info", "%s: passing through: the worker is not ready: %s", event, reason)
+    return result
 
 
 def _call_local(event: str, payload: dict[str, Any], s: dict[str, Any], t0: float) -> dict[str, Any]:

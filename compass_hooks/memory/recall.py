@@ -39,7 +39,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-import numpy as np
 
 from ..errors import InvalidInput
 from . import fusion, text as tx

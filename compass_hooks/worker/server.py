@@ -7,6 +7,12 @@ within milliseconds while ``ready`` (readiness) turns true once the model is
 loaded; ops that need the model wait up to the request's ``wait`` seconds and
 then get a ``WorkerUnavailable`` "warming up" error.
 
+A worker whose model could not be loaded (missing, corrupt, wrong version) is
+*not ready* and says so at once: a hook gets ``{"not_ready": reason}`` with no
+wait (plus, once per reason, a ``systemMessage`` naming the fix), other ops a
+``WorkerUnavailable`` with the reason. Requests retry the load at most every
+``RETRY_LOAD_S``, so the worker becomes ready by itself once the model appears.
+
 Each connection runs on a thread from a bounded pool, so one slow op never
 stalls another. Work an op defers (hook captures: written after the answer is
 sent, so the prompt is not kept waiting) runs on one background thread and is
@@ -52,6 +58,7 @@ class WorkerServer:
         self.ready = threading.Event()
         self.state = "starting"
         self.load_error: str | None = None
+        self.load_hint: str | None = None
         self._load_attempt = 0.0
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -81,13 +88,20 @@ class WorkerServer:
             self.core.embedder.embed(["compass warm-up"])  # first run allocates the ONNX arena
             self._warm_features()
         except Exception as exc:  # model missing / corrupt: report on ping, keep answering
-            self.load_error = f"{type(exc).__name__}: {exc}"
+            message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            if message != self.load_error:
+                log.error("warm-up failed: %s", message)
+            self.load_error = message
+            self.load_hint = getattr(exc, "hint", None)
             self.state = "error"
-            log.error("warm-up failed: %s", self.load_error)
             return
         self.load_error = None
         self.state = "ready"
         self.ready.set()
+        from . import notices
+
+        notices.clear(self.paths, "model")  # fixed: should it break again, the user is told again
+        self.defer(self._merge_legacy)
         try:  # the native hook client finds a *ready* worker through this file
             from ..hookio.fast import write_endpoint
 
@@ -95,6 +109,15 @@ class WorkerServer:
         except OSError as exc:
             log.warning("cannot write the fast-client endpoint (hooks use the Python client): %s", exc)
         log.info("ready in %.2fs (model %s)", time.perf_counter() - t0, self.model_name())
+
+    def _merge_legacy(self) -> None:
+        """A 0.1.0 store under a plugin's data dir joins the user's one store, once; the user is told once."""
+        from ..memory import legacy
+
+        for done in legacy.merge_all(self.core):
+            self.core.state.setdefault("notices.pending", []).append(
+                f"Compass merged {done['added']} memories from {done['from']} into your store {self.paths.db} "
+                f"(hooks, CLI and MCP now share it); the old file is kept as {done['backup']}.")
 
     def _warm_features(self) -> None:
         """Build the anchor matrix and memory index now, not on the first prompt. Each optional."""
@@ -118,9 +141,45 @@ class WorkerServer:
             log.exception("memory warm-up failed (memory ops will retry)")
 
     def _maybe_retry_load(self) -> None:
-        if self.state == "error" and time.monotonic() - self._load_attempt > RETRY_LOAD_S:
-            self.state = "starting"
-            threading.Thread(target=self._warm, name="compass-warm", daemon=True).start()
+        with self._lock:
+            if self.state != "error" or time.monotonic() - self._load_attempt <= RETRY_LOAD_S:
+                return
+            self.state = "retrying"  # load_error stays set: requests are still answered at once meanwhile
+            self._load_attempt = time.monotonic()
+        threading.Thread(target=self._warm, name="compass-warm", daemon=True).start()
+
+    def _wait_ready(self, wait: float) -> bool:
+        """Wait up to ``wait`` s for readiness, but not for a load that already failed."""
+        deadline = time.monotonic() + wait
+        while not self.ready.is_set() and self.load_error is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.ready.wait(min(left, 0.05))
+        return self.ready.is_set()
+
+    def _fix_command(self) -> str:
+        import sys
+
+        exe = os.path.join(os.path.dirname(sys.executable), "compass-hook")
+        return exe if os.access(exe, os.X_OK) else "compass-hook"
+
+    def not_ready_hook(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A hook's answer while the model cannot be loaded: at once, the prompt passes through."""
+        from . import notices
+
+        reason = self.load_error or "the model is not loaded"
+        cmd = self._fix_command()
+        fix = (self.load_hint or "").replace("`compass-hook ", f"`{cmd} ")
+        if cmd not in fix:
+            fix = f"run `{cmd} model export --model {self.model_name()}`"
+        text = (f"Compass is not active: {reason}. Your prompts pass through unchanged. Fix: {fix} "
+                f"(`{cmd} doctor` shows what is wrong); Compass notices the model within seconds, no restart needed.")
+        out: dict[str, Any] = {"not_ready": reason}
+        told = notices.once(self.paths, "model", reason, text)
+        if told:
+            out["systemMessage"] = told
+        return out
 
     def model_name(self) -> str:
         emb = getattr(self.core, "_embedder", None) if self.core is not None else None
@@ -174,7 +233,9 @@ class WorkerServer:
             wait = req.get("wait", protocol.DEFAULT_READY_WAIT_S)
             wait = max(0.0, min(float(wait), 120.0)) if isinstance(wait, (int, float)) else protocol.DEFAULT_READY_WAIT_S
             self._maybe_retry_load()
-            if not self.ready.wait(wait):
+            if not self._wait_ready(wait):
+                if self.load_error and name == "hook":
+                    return protocol.ok(rid, self.not_ready_hook(args))
                 if self.load_error:
                     raise WorkerUnavailable(f"the worker could not load the model: {self.load_error}",
                                             "run `compass-hook doctor`; export it with `compass-hook model export`")

@@ -1,0 +1,64 @@
+"""Tell the user once: a small record of what was already said, in ``<data>/run/notices.json``.
+
+A worker that cannot load its model answers every hook at once; the user should
+see the fix one time, not on every prompt. The record is keyed by topic and
+holds the reason told, so a different problem is told again and a problem that
+was fixed (:func:`clear`) is told again if it comes back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from typing import Any
+
+NAME = "notices.json"
+_lock = threading.Lock()
+
+
+def _path(paths: Any) -> str:
+    return os.path.join(str(paths.run), NAME)
+
+
+def _read(paths: Any) -> dict[str, Any]:
+    try:
+        with open(_path(paths), encoding="utf-8") as fh:
+            obj = json.load(fh)
+        return obj if isinstance(obj, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(paths: Any, obj: dict[str, Any]) -> None:
+    path = _path(paths)
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh)
+    os.replace(tmp, path)
+
+
+def once(paths: Any, topic: str, reason: str, text: str) -> str | None:
+    """``text`` the first time ``topic`` is raised for ``reason``; None after that."""
+    with _lock:
+        seen = _read(paths)
+        if isinstance(seen.get(topic), dict) and seen[topic].get("reason") == reason:
+            return None
+        seen[topic] = {"reason": reason, "ts": time.time()}
+        try:
+            _write(paths, seen)
+        except OSError:
+            return None  # cannot remember having said it: say nothing rather than say it on every prompt
+        return text
+
+
+def clear(paths: Any, topic: str) -> None:
+    with _lock:
+        seen = _read(paths)
+        if topic in seen:
+            seen.pop(topic)
+            try:
+                _write(paths, seen)
+            except OSError:
+                pass
