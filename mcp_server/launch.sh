@@ -11,9 +11,10 @@ if [ -n "${COMPASS_HOME:-}" ]; then data="$COMPASS_HOME"
 elif [ "$(uname -s 2>/dev/null)" = Darwin ]; then data="$HOME/Library/Application Support/compass-hooks"
 else data="${XDG_DATA_HOME:-$HOME/.local/share}/compass-hooks"
 fi
-for py in "${COMPASS_VENV:-$data/venv}/bin/python" "$root/.venv/bin/python" \
-          "${CLAUDE_PLUGIN_DATA:+$CLAUDE_PLUGIN_DATA/venv/bin/python}"; do
-  if [ -n "$py" ] && [ -x "$py" ]; then
+# A runtime or bootstrapped venv counts once its install finished (compass-install.json is written last).
+for venv in "${COMPASS_VENV:-$data/venv}" "$root/.venv" "${CLAUDE_PLUGIN_DATA:+$CLAUDE_PLUGIN_DATA/venv}"; do
+  py="$venv/bin/python"
+  if [ -n "$venv" ] && [ -x "$py" ] && { [ "$venv" = "$root/.venv" ] || [ -f "$venv/compass-install.json" ]; }; then
     _COMPASS_MCP_ROOT="$root" exec "$py" -I -c \
       'import os, sys; sys.path.insert(0, os.environ.pop("_COMPASS_MCP_ROOT")); from mcp_server.__main__ import main; sys.exit(main())' "$@"
   fi

@@ -112,6 +112,32 @@ def test_no_environment_means_pass_through(tmp_path, monkeypatch):
     assert bootstrap.worker_python(s).endswith(".venv/bin/python")
 
 
+def test_worker_python_order_and_unfinished_venvs(tmp_path, monkeypatch):
+    """install.sh's runtime venv first, once its install finished; then the checkout's .venv; then this plugin
+    install's bootstrapped venv once its stamp is written."""
+    monkeypatch.delenv("COMPASS_WORKER_PYTHON", raising=False)
+    monkeypatch.setattr(bootstrap.sys, "flags", type("F", (), {"no_site": 1})())
+    root, runtime, pdata = _plugin(tmp_path), str(tmp_path / "runtime"), str(tmp_path / "pdata")
+    s = {"data": str(tmp_path / "d"), "plugin_root": root, "runtime_venv": runtime, "plugin_data": pdata}
+
+    def make(venv: str) -> str:
+        os.makedirs(os.path.join(venv, "bin"), exist_ok=True)
+        open(os.path.join(venv, "bin", "python"), "w").close()
+        return os.path.join(venv, "bin", "python")
+
+    boot = make(os.path.join(pdata, "venv"))
+    assert bootstrap.worker_python(s) is None  # no stamp yet: still being built
+    with open(os.path.join(pdata, "venv", bootstrap.STAMP), "w") as fh:
+        fh.write(bootstrap.requirements_hash(root))
+    assert bootstrap.worker_python(s) == boot
+    dev = make(os.path.join(root, ".venv"))
+    assert bootstrap.worker_python(s) == dev
+    rt = make(runtime)
+    assert bootstrap.worker_python(s) == dev  # a runtime venv without its install record is half made
+    open(os.path.join(runtime, "compass-install.json"), "w").close()
+    assert bootstrap.worker_python(s) == rt
+
+
 def test_failed_build_is_told_once_and_not_retried_on_every_prompt(tmp_path):
     import subprocess
     import time

@@ -134,11 +134,13 @@ def test_path_without_write_and_unknown_client(cli_runner, tmp_path):
     assert r.exit_code == 2 and "claude-desktop" in r.output
 
 
-def _fake_python(venv: Path, label: str) -> None:
-    (venv / "bin").mkdir(parents=True)
+def _fake_python(venv: Path, label: str, finished: bool = True) -> None:
+    (venv / "bin").mkdir(parents=True, exist_ok=True)
     py = venv / "bin" / "python"
     py.write_text(f"#!/bin/sh\necho {label}\n")
     py.chmod(0o755)
+    if finished:  # install.sh and the bootstrap write their record last
+        (venv / "compass-install.json").write_text("{}")
 
 
 def test_plugin_mcp_json_starts_the_bundled_launcher(tmp_path, compass_home):
@@ -159,9 +161,11 @@ def test_plugin_mcp_json_starts_the_bundled_launcher(tmp_path, compass_home):
         return subprocess.run([str(launcher)], env=env, capture_output=True, text=True).stdout.strip()
 
     assert picked() == ""
+    _fake_python(plugin_data / "venv", "bootstrap", finished=False)  # still being built
+    assert picked() == ""
     _fake_python(plugin_data / "venv", "bootstrap")
     assert picked() == "bootstrap"
-    _fake_python(plugin / ".venv", "dev")
+    _fake_python(plugin / ".venv", "dev", finished=False)
     assert picked() == "dev"
     _fake_python(compass_home / "venv", "runtime")
     assert picked() == "runtime"

@@ -69,6 +69,8 @@ def _env(home: Path, root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_") and k != "CLAUDE_PLUGIN_DATA"}
     env.update({
         "CLAUDE_PLUGIN_ROOT": str(root), "COMPASS_HOME": str(home), "COMPASS_MODEL_DIR": str(paths.models),
+        # The throw-away data dir has no runtime venv of its own: the hooks run in this one.
+        "COMPASS_VENV": sys.prefix,
         "COMPASS_MODEL": str(cfg.get("model", "name")), "COMPASS_INT8": "1" if cfg.get("model", "int8") else "0",
         # The demo's first prompt starts its own worker: let it wait for the model instead of failing open.
         "COMPASS_COLD_START": "60",

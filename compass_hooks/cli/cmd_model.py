@@ -95,13 +95,20 @@ def register(cli: click.Group) -> None:
         with the [export] extra in the user cache, exports there and removes it.
         """
         from ..embedding import export_env
-        from ..embedding.export import already_exported, export_model
+        from ..embedding.export import already_exported, export_model, resolve_source
+        from ..errors import ModelSourceUnavailable
 
         def progress(msg: str) -> None:
             click.echo(msg, err=True)
 
         if not no_build_env and not export_env.have_export_modules():
             done = None if force else already_exported(model_ref, int8, name)
+            source = resolve_source(model_ref, name)
+            problem = export_env.hub_problem(source.ref) if done is None and source.kind == "hub" else None
+            if problem:
+                raise ModelSourceUnavailable(f"cannot fetch '{source.ref}' from the Hugging Face hub: {problem}",
+                                             "offline alternative: `compass-hook model export --model minilm` "
+                                             "(bundled, no hub needed)")
             if done is None:
                 from pathlib import Path
 

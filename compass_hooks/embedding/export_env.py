@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from .. import dirs
 from ..errors import ExportFailed
 
 EXPORT_MODULES = ("torch", "transformers", "sentence_transformers", "optimum", "onnx")
@@ -35,16 +36,27 @@ def have_export_modules() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in EXPORT_MODULES)
 
 
-def cache_dir() -> Path:
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "compass-hooks"
-
-
 def env_dir() -> Path:
-    return cache_dir() / "export-env"
+    return Path(dirs.export_env_dir())
+
+
+def hub_problem(repo: str, timeout: float = 10.0) -> str | None:
+    """Why ``repo`` cannot be fetched from the Hugging Face hub right now, or None. Checked before building
+    the export env, so an offline machine learns it in seconds, not after installing torch."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return "HF_HUB_OFFLINE is set"
+    import urllib.error
+    import urllib.request
+
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"{endpoint}/api/models/{repo}", method="HEAD"),
+                                    timeout=timeout):
+            return None
+    except urllib.error.HTTPError as exc:
+        return f"the hub answered {exc.code} for {repo}"
+    except (OSError, ValueError) as exc:
+        return f"the hub is not reachable ({getattr(exc, 'reason', exc)})"
 
 
 def copy_source(plugin_root: Path, dst: Path) -> None:

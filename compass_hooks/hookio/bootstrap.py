@@ -77,9 +77,14 @@ def worker_python(settings: dict[str, Any]) -> str | None:
     if not sys.flags.no_site:  # a full interpreter (the CLI): it has the packages
         return sys.executable
     root = settings["plugin_root"]
-    for venv in (settings.get("runtime_venv"), os.path.join(root, ".venv")):
-        if venv and os.path.exists(_venv_python(venv)):
-            return _venv_python(venv)
+    runtime = settings.get("runtime_venv")
+    # The runtime venv counts once its install finished (install.sh and the bootstrap write the record last): a
+    # bootstrap building into it (no CLAUDE_PLUGIN_DATA: the same dir) must not hand out a half-made venv.
+    if runtime and os.path.exists(_venv_python(runtime)) and os.path.exists(os.path.join(runtime, dirs.INSTALL_RECORD)):
+        return _venv_python(runtime)
+    dev = os.path.join(root, ".venv")  # a checkout's own env (tests/run, or install.sh's link to the runtime)
+    if os.path.exists(_venv_python(dev)):
+        return _venv_python(dev)
     data = settings.get("plugin_data") or settings["data"]
     data_py = _venv_python(venv_dir(data))
     if os.path.exists(data_py) and stamp_ok(data, root):

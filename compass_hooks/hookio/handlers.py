@@ -163,7 +163,9 @@ def handle(core: Any, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     if not core.config.get("hooks", "enabled"):
         return {}
     result = HANDLERS[ev.hook_event_name](core, ev)
-    pending = core.state.get("notices.pending")
-    if pending and ev.hook_event_name != "PreToolUse" and not result.get("systemMessage"):
-        result = {**result, "systemMessage": pending.pop(0)}  # something the worker did that the user should know
+    take = core.state.get("notices.take")  # the worker's queue of things the user should hear about once
+    if take and ev.hook_event_name != "PreToolUse" and not result.get("systemMessage"):
+        told = take()
+        if told:
+            result = {**result, "systemMessage": told}
     return result

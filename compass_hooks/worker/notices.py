@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 NAME = "notices.json"
+PENDING = "notices-pending.json"  # things the worker did that the next hook tells the user (one stat per hook)
 _lock = threading.Lock()
 
 
@@ -62,3 +63,57 @@ def clear(paths: Any, topic: str) -> None:
                 _write(paths, seen)
             except OSError:
                 pass
+
+
+def _pending_path(paths: Any) -> str:
+    return os.path.join(str(paths.run), PENDING)
+
+
+def add_pending(paths: Any, text: str) -> None:
+    """Queue ``text`` for the next hook's ``systemMessage`` (kept across worker restarts until told)."""
+    with _lock:
+        path = _pending_path(paths)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                queue = json.load(fh)
+        except (OSError, ValueError):
+            queue = []
+        queue = [q for q in queue if isinstance(q, str)] if isinstance(queue, list) else []
+        queue.append(text)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(queue, fh)
+        os.replace(tmp, path)
+
+
+def take_pending(paths: Any) -> str | None:
+    """The oldest queued notice, removed from the queue; None (after one failed open) when there is none."""
+    path = _pending_path(paths)
+    if not os.path.exists(path):
+        return None
+    with _lock:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                queue = json.load(fh)
+        except (OSError, ValueError):
+            queue = []
+        queue = [q for q in queue if isinstance(q, str)] if isinstance(queue, list) else []
+        if not queue:
+            _unlink(path)
+            return None
+        first, rest = queue[0], queue[1:]
+        if rest:
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(rest, fh)
+            os.replace(tmp, path)
+        else:
+            _unlink(path)
+        return first
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -73,6 +73,8 @@ class WorkerServer:
 
     # -- readiness -------------------------------------------------------------------------------
     def _warm(self) -> None:
+        from . import notices
+
         self._load_attempt = time.monotonic()
         t0 = time.perf_counter()
         try:
@@ -84,6 +86,7 @@ class WorkerServer:
                 self.core = Core(self.paths, self.config)
             self.core.state["worker.defer"] = self.defer
             self.core.state["worker.info"] = self.info
+            self.core.state["notices.take"] = lambda: notices.take_pending(self.paths)
             load_ops()
             self.core.embedder.embed(["compass warm-up"])  # first run allocates the ONNX arena
             self._warm_features()
@@ -98,8 +101,6 @@ class WorkerServer:
         self.load_error = None
         self.state = "ready"
         self.ready.set()
-        from . import notices
-
         notices.clear(self.paths, "model")  # fixed: should it break again, the user is told again
         self.defer(self._merge_legacy)
         try:  # the native hook client finds a *ready* worker through this file
@@ -113,11 +114,12 @@ class WorkerServer:
     def _merge_legacy(self) -> None:
         """A 0.1.0 store under a plugin's data dir joins the user's one store, once; the user is told once."""
         from ..memory import legacy
+        from . import notices
 
         for done in legacy.merge_all(self.core):
-            self.core.state.setdefault("notices.pending", []).append(
+            notices.add_pending(self.paths, (
                 f"Compass merged {done['added']} memories from {done['from']} into your store {self.paths.db} "
-                f"(hooks, CLI and MCP now share it); the old file is kept as {done['backup']}.")
+                f"(hooks, CLI and MCP now share it); the old file is kept as {done['backup']}."))
 
     def _warm_features(self) -> None:
         """Build the anchor matrix and memory index now, not on the first prompt. Each optional."""
@@ -170,9 +172,12 @@ class WorkerServer:
 
         reason = self.load_error or "the model is not loaded"
         cmd = self._fix_command()
-        fix = (self.load_hint or "").replace("`compass-hook ", f"`{cmd} ")
-        if cmd not in fix:
-            fix = f"run `{cmd} model export --model {self.model_name()}`"
+        if self.load_hint:  # a model problem (missing, corrupt, another version) names its own fix
+            fix = self.load_hint.replace("`compass-hook ", f"`{cmd} ")
+            if "export" not in fix:
+                fix += f", or `{cmd} model export --model {self.model_name()} --force`"
+        else:  # anything else: the install itself is broken
+            fix = "re-run ./install.sh (or reinstall the plugin)"
         text = (f"Compass is not active: {reason}. Your prompts pass through unchanged. Fix: {fix} "
                 f"(`{cmd} doctor` shows what is wrong); Compass notices the model within seconds, no restart needed.")
         out: dict[str, Any] = {"not_ready": reason}
