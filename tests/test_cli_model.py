@@ -100,7 +100,8 @@ def test_doctor_reports_missing_model_and_exits_0(cli_runner, no_models, monkeyp
     human = cli_runner.invoke(cli, ["doctor"])
     assert human.exit_code == 0
     assert "NOT READY" in human.output and "to do" in human.output
-    assert "socket" in human.output and f"looked in               {no_models}" in human.output
+    assert "socket" in human.output
+    assert ["looked", "in", str(no_models)] in [line.split() for line in human.output.splitlines()]
 
 
 def test_doctor_survives_a_broken_config(cli_runner, compass_home):
