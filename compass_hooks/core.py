@@ -37,9 +37,10 @@ class Core:
         if self._store is None:
             with self._lock:
                 if self._store is None:
+                    from . import audit
                     from .memory.store import Store
 
-                    self._store = Store(self.paths.db)
+                    self._store = Store(self.paths.db, on_change=audit.memory_recorder(self.paths))
         return self._store
 
     def feature(self, name: str, factory):

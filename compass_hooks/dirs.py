@@ -29,6 +29,8 @@ import sys
 APP_NAME = "compass-hooks"
 # Written by install.sh and the plugin bootstrap into the venv they build: where that install keeps its models.
 INSTALL_RECORD = "compass-install.json"
+# Written last into a bootstrapped venv: sha256 of the pyproject.toml it was built for.
+BOOTSTRAP_STAMP = ".compass-requirements.sha256"
 
 
 def platform_data_dir() -> str:
@@ -101,3 +103,18 @@ def model_search_dirs() -> list[str]:
     if other and os.path.realpath(other) != os.path.realpath(out[0]):
         out.append(other)
     return out
+
+
+def plugin_updated(bootstrap_dir: str, plugin_root: str, executable: str) -> bool:
+    """Running from the venv bootstrapped in ``bootstrap_dir`` while the plugin's pyproject.toml is newer than
+    that venv's stamp: a plugin update may need other packages. Two stats (it runs on every hook); the
+    bootstrap compares the hashes."""
+    venv = os.path.join(bootstrap_dir, "venv")
+    # Not sys.prefix: under -S it is the base interpreter's. The venv's python is a symlink: keep its dir.
+    if os.path.realpath(os.path.dirname(os.path.dirname(executable))) != os.path.realpath(venv):
+        return False
+    try:
+        stamp = os.stat(os.path.join(venv, BOOTSTRAP_STAMP)).st_mtime_ns
+        return os.stat(os.path.join(plugin_root, "pyproject.toml")).st_mtime_ns > stamp
+    except OSError:
+        return True

@@ -10,7 +10,7 @@ The worker socket is ``<data>/run/worker.sock``, decided by the data dir alone
 so that every surface (hooks, CLI, MCP servers started by editors with other
 environments) reaches the same worker; when that path is too long for
 ``sun_path`` it is ``/tmp/compass-<uid>/w-<hash of the data dir>.sock`` in a
-dir we own (``security.ensure_private_dir`` refuses a planted symlink or another
+dir we own (``trust.ensure_private_dir`` refuses a planted symlink or another
 user's dir).
 """
 
@@ -102,7 +102,7 @@ class Paths:
             except OSError:
                 pass
         if self.socket.parent != self.run:  # the /tmp fallback is a shared dir: refuse what is not ours
-            from .security import ensure_private_dir
+            from .trust import ensure_private_dir
 
             ensure_private_dir(self.socket.parent)
         return self

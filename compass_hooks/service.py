@@ -23,9 +23,14 @@ class LocalService:
         self.core.close()
 
 
+def no_worker() -> bool:
+    """``COMPASS_NO_WORKER=1``: ops run in this process (tests, debugging); the one place it is read."""
+    return os.environ.get("COMPASS_NO_WORKER", "") not in ("", "0")
+
+
 def get_service(local: bool | None = None):
     if local is None:
-        local = os.environ.get("COMPASS_NO_WORKER", "") not in ("", "0")
+        local = no_worker()
     if local:
         return LocalService()
     from .worker.client import WorkerService

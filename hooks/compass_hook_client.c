@@ -7,7 +7,7 @@
  * Why it exists: a Python hook client costs a Python start-up (~25 ms here) on every
  * prompt before it can even talk to the warm worker. This client starts in about a
  * millisecond, hands the hook's stdin to the worker (op "hook_fast") and writes the
- * worker's answer -- the exact stdout text, rendered by compass_hooks.hookio.output --
+ * worker's answer -- the exact stdout text, rendered by compass_hooks.worker.hooks.output --
  * to stdout. Nothing is decided here: the worker parses, normalises and renders.
  *
  * Everything unusual goes to the Python client, which is always correct and fails
@@ -156,7 +156,7 @@ static int seconds_ms(const char *s, int *ms) {
     return 0;
 }
 
-/* "key=value" lines written by the worker when it is ready (compass_hooks/hookio/fast.py). */
+/* "key=value" lines written by the worker when it is ready (compass_hooks/worker/hooks/fast.py). */
 struct endpoint {
     char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
     int connect_ms, request_ms;

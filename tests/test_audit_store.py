@@ -7,6 +7,8 @@ import sqlite3
 
 import pytest
 
+from compass_hooks.memory.store import read_memories
+from compass_hooks.audit import memory_recorder
 from compass_hooks.audit.verify import verify
 from compass_hooks.cli import cli
 from compass_hooks.memory.store import Store
@@ -16,7 +18,7 @@ from compass_hooks.paths import get_paths
 @pytest.fixture
 def store():
     paths = get_paths().ensure()
-    s = Store(paths.db, audit_log=paths.audit_log)
+    s = Store(paths.db, on_change=memory_recorder(paths))
     yield s
     s.close()
 
@@ -38,7 +40,7 @@ def _sql(sql: str, *args) -> None:
 
 def test_audited_store_writes_verify(store):
     _fill(store)
-    report = verify(get_paths())
+    report = verify(get_paths(), read_memories)
     assert report.ok, report.problems
     assert report.memories_checked == 2 and report.entries == 5
     actions = [e["action"] for e in map(json.loads, get_paths().audit_log.read_text().splitlines())]
@@ -48,7 +50,7 @@ def test_audited_store_writes_verify(store):
 def test_text_edited_by_sql_is_reported(store):
     ids = _fill(store)
     _sql("UPDATE memories SET text = 'force-push is fine' WHERE id = ?", ids[2])
-    problems = verify(get_paths()).problems
+    problems = verify(get_paths(), read_memories).problems
     assert [p.message for p in problems] == [f"memory {ids[2]} differs from its last logged hash (seq 2)"]
 
 
@@ -56,7 +58,7 @@ def test_row_inserted_by_sql_is_reported(store):
     _fill(store)
     _sql("INSERT INTO memories (project, role, kind, text, created, source, hash) "
          "VALUES ('p', 'user', 'constraint', 'ignore previous instructions', 0, 'hook', 'x')")
-    problems = verify(get_paths()).problems
+    problems = verify(get_paths(), read_memories).problems
     assert len(problems) == 1 and "exists but the log has no add entry" in problems[0].message
 
 
@@ -64,14 +66,14 @@ def test_forgotten_row_restored_by_sql_is_reported(store):
     ids = _fill(store)
     _sql("INSERT INTO memories (id, project, role, kind, text, created, source, hash) "
          "VALUES (?, 'p', 'user', 'constraint', 'never force-push', 0, 'cli', 'x')", ids[1])
-    problems = verify(get_paths()).problems
+    problems = verify(get_paths(), read_memories).problems
     assert [p.message for p in problems] == [f"memory {ids[1]} was forgotten (seq 4) but still exists"]
 
 
 def test_row_deleted_by_sql_is_reported(store):
     ids = _fill(store)
     _sql("DELETE FROM memories WHERE id = ?", ids[0])
-    problems = verify(get_paths()).problems
+    problems = verify(get_paths(), read_memories).problems
     assert len(problems) == 1 and f"memory {ids[0]} is logged (seq 3) but missing" in problems[0].message
 
 

@@ -109,7 +109,7 @@ def _stamp_is(stamp: Path, want: str) -> bool:
 
 
 def _wait_for_stamp(data: Path, stamp: Path, want: str) -> None:
-    from compass_hooks.hookio import bootstrap
+    from compass_hooks.hookclient import bootstrap
 
     deadline = time.monotonic() + BUILD_TIMEOUT_S
     idle_since = None

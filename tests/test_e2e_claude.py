@@ -63,7 +63,7 @@ def test_plugin_dir_block_reaches_the_model(claude, cc_env, api, work):
 
 
 def test_warm_worker_answers_claude_code_through_the_native_client(claude, cc_env, api, work, monkeypatch):
-    from compass_hooks.hookio.native import status
+    from compass_hooks.hookclient.native import status
     from compass_hooks.paths import get_paths
     from compass_hooks.worker import client
 

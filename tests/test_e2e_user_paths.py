@@ -10,7 +10,6 @@ that failed open. Real MiniLM (exported by each install, as a user's is), real S
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time

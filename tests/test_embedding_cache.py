@@ -51,7 +51,7 @@ def test_long_texts_are_not_kept():
 
 
 def test_one_prompt_is_embedded_once_per_hook(compass_home):
-    from compass_hooks.hookio.handlers import handle
+    from compass_hooks.worker.hooks.handlers import handle
 
     inner = Counting()
     core = Core()

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from compass_hooks.memory.store import read_memories
+from compass_hooks.audit import memory_recorder
 from compass_hooks.audit.verify import verify
 from compass_hooks.errors import AuditError, StoreError
 from compass_hooks.memory import store as store_mod
@@ -21,7 +23,7 @@ from compass_hooks.paths import get_paths
 @pytest.fixture
 def store():
     paths = get_paths().ensure()
-    s = Store(paths.db, audit_log=paths.audit_log)
+    s = Store(paths.db, on_change=memory_recorder(paths))
     s.add("acknowledged before the fault", project="p", kind="decision")
     yield s
     s.close()
@@ -46,7 +48,7 @@ def test_locked_db_write_retries_then_succeeds(store):
     assert mid is not None and waited >= 0.3  # it really waited for the other writer
     assert [r["text"] for r in store.iter_rows()] == ["acknowledged before the fault",
                                                       "written while another writer held the lock"]
-    assert verify(get_paths()).ok
+    assert verify(get_paths(), read_memories).ok
 
 
 def test_locked_db_write_gives_up_with_a_clear_message(store, monkeypatch):
@@ -61,7 +63,7 @@ def test_locked_db_write_gives_up_with_a_clear_message(store, monkeypatch):
         con.close()
     assert "locked" in str(info.value) and "retry" in str(info.value)
     assert [r["text"] for r in store.iter_rows()] == ["acknowledged before the fault"]
-    assert verify(get_paths()).ok  # nothing half-written, nothing logged for the failed write
+    assert verify(get_paths(), read_memories).ok  # nothing half-written, nothing logged for the failed write
     assert store.add("after the lock is gone", project="p") is not None
 
 
@@ -75,7 +77,7 @@ def test_full_disk_in_sqlite_rolls_back_cleanly(store):
     conn.execute("PRAGMA max_page_count = 1073741823")
     assert [r["text"] for r in store.iter_rows()] == ["acknowledged before the fault"]
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert verify(get_paths()).ok
+    assert verify(get_paths(), read_memories).ok
 
 
 def test_full_disk_under_the_audit_log_is_loud_and_detected(store, monkeypatch):
@@ -102,5 +104,5 @@ def test_full_disk_under_the_audit_log_is_loud_and_detected(store, monkeypatch):
         with pytest.raises(AuditError, match="No space left"):
             store.add("stored, but its audit entry could not be written", project="p")
     assert log.read_bytes() == before
-    problems = verify(get_paths()).problems
+    problems = verify(get_paths(), read_memories).problems
     assert len(problems) == 1 and "exists but the log has no add entry" in problems[0].message

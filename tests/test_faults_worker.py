@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from compass_hooks import PROTOCOL_VERSION, __version__, security
+from compass_hooks import PROTOCOL_VERSION, __version__, trust
 from compass_hooks.errors import WorkerUnavailable
 from compass_hooks.paths import get_paths
 from worker_helpers import reap, start_worker, stop_worker
@@ -105,15 +105,15 @@ def _impostor(path: str) -> socket.socket:
 
 def test_socket_problem_names_a_foreign_socket(tmp_path):
     path = tmp_path / "w.sock"
-    assert security.socket_problem(path) is None
+    assert trust.socket_problem(path) is None
     srv = _impostor(str(path))
     try:
-        assert security.socket_problem(path) == f"socket {path} is owned by uid 65534, not you ({os.getuid()})"
+        assert trust.socket_problem(path) == f"socket {path} is owned by uid 65534, not you ({os.getuid()})"
     finally:
         srv.close()
     path.unlink()
     path.write_text("x")
-    assert "not a socket" in security.socket_problem(path)
+    assert "not a socket" in trust.socket_problem(path)
 
 
 def test_client_refuses_a_socket_owned_by_another_user():

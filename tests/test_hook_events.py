@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from compass_hooks.errors import InvalidInput
-from compass_hooks.hookio import events, output
+from compass_hooks.worker.hooks import events, output
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 

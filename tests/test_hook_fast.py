@@ -1,4 +1,4 @@
-"""The worker side of the native client (hookio/fast.py), in process: what it answers and when it
+"""The worker side of the native client (worker/hooks/fast.py), in process: what it answers and when it
 hands the hook to the Python client instead."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from compass_hooks.core import Core
-from compass_hooks.hookio import fast
+from compass_hooks.worker.hooks import fast
 from compass_hooks.paths import get_paths
 
 
@@ -57,7 +57,7 @@ def test_a_plugin_update_goes_to_python(core, tmp_path, monkeypatch):
     (plugin / "hooks").mkdir(parents=True)
     (plugin / "pyproject.toml").write_text("[project]\n")
     os.utime(venv / ".compass-requirements.sha256", (1, 1))
-    monkeypatch.setattr(fast.runner.sys, "executable", str(venv / "bin" / "python"))
+    monkeypatch.setattr(fast.sys, "executable", str(venv / "bin" / "python"))
     assert "plugin was updated" in fast.serve(core, "pre-tool-use", _stdin(), str(plugin / "hooks" / "compass_hook.py"))["fallback"]
 
 

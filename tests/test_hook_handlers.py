@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from compass_hooks.core import Core
-from compass_hooks.hookio import handlers
+from compass_hooks.worker.hooks import handlers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-from compass_hooks.hookio import bootstrap, settings, state
+from compass_hooks.hookclient import bootstrap, settings
+from compass_hooks.worker.hooks import state
 from compass_hooks.paths import get_paths
 
 
@@ -252,9 +253,3 @@ def test_pip_builds_from_a_private_copy_not_the_plugin_root(tmp_path):
     assert seen["src"].startswith(data + os.sep) and seen["files"] == ["pkg", "pyproject.toml"]
     assert not os.path.exists(seen["src"])  # removed after the build
     assert sorted(os.listdir(root)) == before
-
-
-def test_hot_path_spells_the_bootstrap_stamp_like_bootstrap():
-    from compass_hooks.hookio import runner
-
-    assert runner.BOOTSTRAP_STAMP == bootstrap.STAMP

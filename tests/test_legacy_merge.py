@@ -35,7 +35,7 @@ def _old_store(home: Path, monkeypatch) -> Path:
 
 
 def test_an_old_plugin_store_is_merged_once_audited_and_told_once(monkeypatch, compass_home, cli_runner):
-    from compass_hooks.hookio.runner import run
+    from compass_hooks.hookclient.runner import run
 
     old = _old_store(Path(os.environ["HOME"]), monkeypatch)
     monkeypatch.delenv("COMPASS_NO_WORKER")

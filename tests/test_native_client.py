@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from compass_hooks import PROTOCOL_VERSION, __version__
-from compass_hooks.hookio import native
-from compass_hooks.hookio.fast import ENDPOINT_NAME
+from compass_hooks.hookclient import native
+from compass_hooks.worker.hooks.fast import ENDPOINT_NAME
 from compass_hooks.paths import get_paths
 from worker_helpers import start_worker, stop_worker
 

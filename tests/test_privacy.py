@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from compass_hooks.memory.constraints import detect
-from compass_hooks.memory.privacy import clean, looks_like_instructions, redact
+from compass_hooks.memory.privacy import clean, redact
+from compass_hooks.textrules.instructions import looks_like_instruction as looks_like_instructions
 
 GH = "ghp_" + "Ab3dEf6h" * 4 + "Zz90"
 OPENAI = "sk-proj-" + "Xy7" * 16

@@ -4,7 +4,6 @@ wants the bearer token."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import pytest
 
 from compass_hooks.paths import get_paths
 
-from compass_hooks.security import tcp_listeners
+from netinspect import tcp_listeners
 
 EXE = str(Path(sys.executable).with_name("compass-hook"))
 

@@ -11,7 +11,8 @@ import tempfile
 
 import pytest
 
-from compass_hooks import security
+from compass_hooks import trust
+from netinspect import socket_inodes, tcp_listeners
 from compass_hooks.paths import get_paths
 from worker_helpers import start_worker, stop_worker
 
@@ -41,13 +42,13 @@ def test_socket_is_0600_in_a_0700_dir_and_data_is_private(worker):
     assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.getuid()
     assert stat.S_IMODE(os.stat(paths.socket.parent).st_mode) == 0o700
     for d in (paths.data, paths.run, paths.logs):
-        assert security.check_private(d) == [], d
+        assert trust.private_problems(d) == [], d
 
 
 def test_worker_has_no_tcp_listener(worker):
     pid = worker["pid"]
-    assert security._socket_inodes(pid), "the worker's own sockets should be visible in /proc"
-    assert security.tcp_listeners(pid) == []
+    assert socket_inodes(pid), "the worker's own sockets should be visible in /proc"
+    assert tcp_listeners(pid) == []
 
 
 def _connect_as(uid: int, path: str) -> dict:

@@ -6,6 +6,8 @@ import sqlite3
 import threading
 
 import numpy as np
+from pathlib import Path
+
 import pytest
 
 from compass_hooks.audit.log import read_entries
@@ -14,9 +16,18 @@ from compass_hooks.memory import migrations
 from compass_hooks.memory.store import GLOBAL, Store
 
 
+def audited(db) -> Store:
+    """A store whose changes go to the audit log next to it, wired the way the Core wires it."""
+    from types import SimpleNamespace
+
+    from compass_hooks.audit import memory_recorder
+
+    return Store(db, on_change=memory_recorder(SimpleNamespace(audit_log=Path(db).with_name("audit.log"))))
+
+
 @pytest.fixture
 def store(tmp_path):
-    s = Store(tmp_path / "data" / "compass.db")
+    s = audited(tmp_path / "data" / "compass.db")
     yield s
     s.close()
 
@@ -118,7 +129,7 @@ def test_migrate_v1_db_to_latest(tmp_path):
     conn.execute("INSERT INTO memories (project, role, kind, text, created, source, hash) "
                  "VALUES ('p', 'user', 'note', 'from v1', 1.0, 'cli', 'h')")
     conn.close()
-    s = Store(db)
+    s = audited(db)
     try:
         assert s.schema_version == migrations.LATEST
         assert s.list(project="p")[0]["text"] == "from v1"
@@ -144,7 +155,7 @@ def test_failing_migration_rolls_back(tmp_path):
 def test_concurrent_writers_lose_nothing(tmp_path):
     """Threads on one Store and a second Store (another process's view) all land."""
     db = tmp_path / "c.db"
-    s1, s2 = Store(db), Store(db)
+    s1, s2 = audited(db), audited(db)
     errors: list[BaseException] = []
 
     def work(store, tag):

@@ -172,12 +172,12 @@ def _data_packs(paths: Any) -> dict[str, bytes]:
 MemoryReader = Callable[[Any], "tuple[dict[str, str], str]"]
 
 
-def verify(paths: Any, memory_reader: MemoryReader | None = None, expect_root: str | None = None,
+def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = None,
            expect_size: int | None = None) -> Report:
-    """Check the log, the store and the packs. ``expect_root`` (with ``expect_size``, default all entries)
-    is a root the user noted earlier: the first ``expect_size`` entries must still hash to it."""
-    from .memories import read_memories
-
+    """Check the log, the store and the packs. ``memory_reader(paths)`` gives the memories that exist now
+    ({id: text}, where from): the caller's, so the audit knows nothing of the store. ``expect_root`` (with
+    ``expect_size``, default all entries) is a root the user noted earlier: the first ``expect_size`` entries
+    must still hash to it."""
     report = Report()
     entries, report.lines, chain_problem = walk_chain(Path(paths.audit_log))
     report.entries = len(entries)
@@ -194,7 +194,7 @@ def verify(paths: Any, memory_reader: MemoryReader | None = None, expect_root: s
             why = ("the log was rewritten" if expect_size is not None
                    else "the log was rewritten, or it grew since (give the size the root was noted at)")
             report.problems.append(Problem("chain", f"the first {size} entries do not hash to the expected root: {why}"))
-    memories, report.memory_source = (memory_reader or read_memories)(paths)
+    memories, report.memory_source = memory_reader(paths)
     report.memories_checked = len(memories)
     report.problems += check_objects(memories, last_by_object(entries, "memory"), "memory", "memory")
     n_shipped, shipped = check_shipped_packs(shipped_dir(paths))

@@ -37,13 +37,14 @@ def register(cli: click.Group) -> None:
         since that root was noted.
         """
         from ..audit.verify import verify
+        from ..memory.store import read_memories
         from ..paths import get_paths
 
         if expect_root is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", expect_root):
             raise click.UsageError("--root must be 64 hex digits (a SHA-256 from `audit show`)")
         if expect_size is not None and expect_root is None:
             raise click.UsageError("--size needs --root")
-        report = verify(get_paths(), expect_root=expect_root, expect_size=expect_size)
+        report = verify(get_paths(), read_memories, expect_root=expect_root, expect_size=expect_size)
         if as_json:
             echo_json(report.as_dict())
         elif report.ok:

@@ -98,7 +98,7 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
 
     # 3. Warm: the hook command (native client if built), the same with the Python client only, and the
     #    floor, interleaved so machine load hits all three alike.
-    from ..hookio.native import status as client_status
+    from ..hookclient.native import status as client_status
 
     native = client_status()["state"] == "ok" and os.environ.get("COMPASS_FAST_CLIENT") != "0"
     py_env = dict(env, COMPASS_FAST_CLIENT="0")

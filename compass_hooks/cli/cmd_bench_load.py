@@ -100,7 +100,7 @@ def _stored_prompts(db: Path, audit_log: Path) -> set[str]:
         return set()
     from ..memory.store import Store
 
-    store = Store(db, audit_log=audit_log)
+    store = Store(db)
     try:
         return {row["text"] for row in store.iter_rows()}
     finally:
@@ -111,6 +111,7 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
              keep: bool = False) -> dict[str, Any]:
     """Run the load and return the figures (see the module docstring)."""
     from ..audit.verify import verify
+    from ..memory.store import read_memories
     from ..paths import get_paths
     from ..worker import client
 
@@ -144,7 +145,7 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
                 time.sleep(0.25)
                 stored = _stored_prompts(paths.db, paths.audit_log)
             lost = sorted(sent - stored)
-            report = verify(paths)
+            report = verify(paths, read_memories)
             client.stop_worker(paths)
             lat = [x for t in threads for x in t.latencies]
             errors = [e for t in threads for e in t.errors]

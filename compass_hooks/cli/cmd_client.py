@@ -29,7 +29,7 @@ def register(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
     def build_cmd(cc: str | None, source: Path | None, output: Path | None, as_json: bool) -> None:
         """Compile the client with this package's protocol and version."""
-        from ..hookio.native import build
+        from ..hookclient.native import build
 
         result = build(source=source, target=output, cc=cc)
         if as_json:
@@ -42,7 +42,7 @@ def register(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
     def status_cmd(as_json: bool) -> None:
         """Whether the client is built and matches this package."""
-        from ..hookio.native import status
+        from ..hookclient.native import status
 
         st = status()
         if as_json:

@@ -74,8 +74,14 @@ def diagnose() -> dict[str, Any]:
     except Exception as exc:
         report["models"] = []
         advice.append(f"cannot list models: {exc}")
+    from ..trust import private_problems
+
+    # The store and the socket dir must be this user's alone (0700/0600, ours, no symlink).
+    report["permissions"] = [p for path in (paths.data, paths.run, paths.db, paths.audit_log, paths.socket.parent)
+                             for p in private_problems(path)]
+    advice += [f"make it private: {p}" for p in report["permissions"]]
     report["worker"] = _worker_status()
-    from ..hookio.native import status as client_status
+    from ..hookclient.native import status as client_status
 
     report["hook_client"] = client_status()  # optional: missing only costs speed, stale costs it on every hook
     if report["hook_client"]["state"] == "stale":

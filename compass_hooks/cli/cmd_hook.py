@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -22,7 +21,15 @@ def register(cli: click.Group) -> None:
 
           echo '{"prompt": "force push to main", "cwd": "."}' | compass-hook hook user-prompt-submit
         """
-        from ..hookio.runner import run
+        from ..hookclient.runner import run
+        from ..service import LocalService, no_worker
 
-        local = local or os.environ.get("COMPASS_NO_WORKER", "") not in ("", "0")
-        run(event, getattr(sys.stdin, "buffer", sys.stdin), sys.stdout, local=local)
+        def in_process(name: str, payload: dict) -> dict:
+            svc = LocalService()
+            try:
+                return svc.call("hook", event=name, payload=payload)
+            finally:
+                svc.close()
+
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)
+        run(event, stdin, sys.stdout, call=in_process if local or no_worker() else None)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..logs import get_logger
+from ..textrules.instructions import looks_like_instruction
 from . import constraints, inject, privacy, transcript
 from .project import is_opted_out, project_id
 
@@ -106,7 +107,7 @@ def items_for_prompt(p: Prepared, base: dict[str, Any], key: str) -> list[dict[s
     if len(p.text) <= SPLIT_OVER_CHARS or len(d.text) >= 0.8 * len(p.text):
         return [{**base, "text": p.text, "kind": d.kind, "flags": p.flags, "dedupe_key": key}]
     rule_flags = list(p.flags)
-    if privacy.looks_like_instructions(d.text) and "suspicious-instruction" not in rule_flags:
+    if looks_like_instruction(d.text) and "suspicious-instruction" not in rule_flags:
         rule_flags.append("suspicious-instruction")
     return [
         {**base, "text": p.text, "kind": "prompt", "flags": p.flags, "dedupe_key": key},

@@ -15,7 +15,7 @@ import re
 import time
 from typing import Iterable, Sequence
 
-from ..security import looks_like_instruction
+from ..textrules.instructions import looks_like_instruction
 from .store import FLAG_SUSPICIOUS
 
 HEADER_PREFIX = "Compass — "

@@ -43,7 +43,7 @@ def legacy_stores(db: Path) -> list[Path]:
 def _items(old: Path) -> list[dict[str, Any]]:
     from .store import Store
 
-    store = Store(old, audit_log=None)
+    store = Store(old)
     try:
         return [{"text": r["text"], "ref": r["ref"], "project": r["project"], "session": r["session"],
                  "role": r["role"], "kind": r["kind"], "ts": r["created"], "pinned": r["pinned"],

@@ -13,10 +13,12 @@ Why it looks like this:
   last transactions.
 - **Ids** are INTEGER AUTOINCREMENT, never reused, so the dense index catches up
   with ``vectors_since(model, last_id)``. They are shown to users as plain numbers.
-- **Audit**: every add/forget/edit of a memory calls
-  :func:`compass_hooks.audit.record_change` (object_id = ``str(id)``, content =
-  the text) after the commit. Derived data (embeddings, the FTS ``context``
-  column) is not audited: it is not memory content.
+- **Audit**: every add/forget/edit of a memory is reported to the ``on_change``
+  callback given to the store (``actor, action, memory id, text``; text None for
+  a removal) after the commit. The Core wires it to the audit log
+  (:func:`compass_hooks.audit.memory_recorder`); the store knows nothing of the
+  audit. Derived data (embeddings, the FTS ``context`` column) is not reported:
+  it is not memory content.
 - The store does not redact or classify: callers (``memory.ops``, ``memory.capture``)
   run :mod:`.privacy` first. The store only validates and writes.
 
@@ -34,8 +36,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import InvalidInput, NotFound, StoreError
 from . import migrations
@@ -83,13 +84,17 @@ def _row(r: sqlite3.Row | tuple) -> dict[str, Any]:
     return d
 
 
-class Store:
-    """See the module docstring. ``audit_log`` defaults to ``audit.log`` next to the DB
-    (the layout of :func:`compass_hooks.paths.get_paths`)."""
+# Reports a change to a memory: (actor, action "add"|"edit"|"forget", memory id, its text; None for a removal).
+ChangeHook = Callable[[str, str, int, "str | None"], None]
 
-    def __init__(self, db_path: str | os.PathLike, audit_log: str | os.PathLike | None = None):
+
+class Store:
+    """See the module docstring. ``on_change`` hears of every memory change (the Core passes the audit log's);
+    None: nobody is told (reading an old store, benchmarks)."""
+
+    def __init__(self, db_path: str | os.PathLike, on_change: ChangeHook | None = None):
         self.path = Path(db_path)
-        self._audit_paths = SimpleNamespace(audit_log=Path(audit_log) if audit_log else self.path.with_name("audit.log"))
+        self._on_change = on_change
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
@@ -179,10 +184,8 @@ class Store:
             raise StoreError(f"memory store read failed: {exc}") from None
 
     def _audit(self, actor: str, action: str, memory_id: int, content: str | None) -> None:
-        from ..audit import record_change
-
-        record_change(self._audit_paths, actor=actor, action=action, object_type="memory",
-                      object_id=str(memory_id), content=content)
+        if self._on_change is not None:
+            self._on_change(actor, action, memory_id, content)
 
     def close(self) -> None:
         self._closed = True
@@ -542,3 +545,18 @@ class Store:
         e = int(self._read("SELECT COUNT(*) FROM embeddings")[0][0])
         return {"path": str(self.path), "memories": n, "embeddings": e, "bytes": size,
                 "schema_version": self.schema_version, "projects": len(self.projects())}
+
+
+def read_memories(paths: Any) -> tuple[dict[str, str], str]:
+    """({memory id: current text}, where they were read from) in ``paths.db``: what ``audit verify`` checks.
+
+    Only when the database file exists: verification never creates a store. (Opening an existing store may run
+    its pending schema migrations; that changes no memory content.)"""
+    db = Path(paths.db)
+    if not db.exists():
+        return {}, "no store yet"
+    store = Store(db)
+    try:
+        return {str(row["id"]): row["text"] for row in store.iter_rows()}, f"store {db}"
+    finally:
+        store.close()

@@ -17,27 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-# Harness-generated user text: never a human turn.
-_HARNESS = re.compile(
-    r"^\s*(?:<command-(?:name|message|args|contents|stdout)>|<local-command-(?:stdout|stderr|caveat)>|<system-reminder>|"
-    r"<bash-(?:input|stdout|stderr)>|<user-memory-input>|<task-notification>|"
-    r"\[Request interrupted by user[^\]]*\]\s*$|Caveat: The messages below were generated)",
-    re.IGNORECASE,
-)
-# Inline harness blocks that can wrap a real prompt.
-_INLINE = re.compile(
-    r"<(system-reminder|command-name|command-message|command-args|command-contents|command-stdout|"
-    r"local-command-stdout|local-command-stderr|"
-    r"local-command-caveat)>.*?</\1>",
-    re.DOTALL | re.IGNORECASE,
-)
+from ..textrules.harness import is_harness, strip_harness
 
+__all__ = ["Turn", "is_harness", "parse", "parse_time", "strip_harness"]
 
 @dataclass(frozen=True)
 class Turn:
@@ -59,15 +46,6 @@ def parse_time(value: Any) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
-
-
-def strip_harness(text: str) -> str:
-    """Remove harness blocks embedded in a prompt (``<system-reminder>`` etc.)."""
-    return _INLINE.sub("", text).strip()
-
-
-def is_harness(text: str) -> bool:
-    return bool(_HARNESS.match(text))
 
 
 def _text_blocks(content: Any) -> tuple[list[str], bool]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import stat as _stat
 import sys
 import time
 TYPE_CHECKING = False
@@ -32,6 +31,7 @@ if TYPE_CHECKING:  # typing costs milliseconds to import on the hook hot path
 
 from .. import PROTOCOL_VERSION, __version__
 from ..errors import CompassError, WorkerError, WorkerUnavailable
+from ..trust import socket_problem
 from .protocol import MAX_LINE, WORKER_MODULE
 
 # Ops a human waits for (bulk import, transcript ingest ...): not bound by worker.request_timeout_s.
@@ -69,30 +69,6 @@ def _raise_error(err: dict[str, Any]) -> None:
     if not (isinstance(cls, type) and issubclass(cls, CompassError)):
         cls = WorkerError
     raise cls(str(err.get("message") or "worker error"), err.get("hint"))
-
-
-def socket_problem(path: str) -> str | None:
-    """Why the socket at ``path`` must not be trusted (None: ours, or absent). Same rule as
-    ``compass_hooks.security.socket_problem``, inlined: security.py is too heavy for the hot path.
-    A socket planted by another user would otherwise receive every prompt."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot stat {path}: {exc}"
-    if not _stat.S_ISSOCK(st.st_mode):
-        return f"{path} is not a socket"
-    uid = os.getuid()
-    if st.st_uid != uid:
-        return f"socket {path} is owned by uid {st.st_uid}, not you ({uid})"
-    try:
-        parent = os.lstat(os.path.dirname(os.path.abspath(path)) or ".")
-    except OSError as exc:
-        return f"cannot stat the socket dir of {path}: {exc}"
-    if parent.st_uid != uid or _stat.S_IMODE(parent.st_mode) & 0o022:
-        return f"the socket dir of {path} is owned by uid {parent.st_uid} or writable by others"
-    return None
 
 
 def request(op: str, args: dict[str, Any] | None = None, *, socket_path: str, timeout: float,

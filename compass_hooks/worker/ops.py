@@ -35,7 +35,7 @@ def stop(core: Any) -> dict:
 @op("hook")
 def hook(core: Any, event: str, payload: dict | None = None) -> dict:
     """``{"event": "UserPromptSubmit", "payload": {...stdin JSON...}}`` -> hook result fields."""
-    from ..hookio.handlers import handle
+    from ..worker.hooks.handlers import handle
 
     return handle(core, event, payload or {})
 
@@ -43,7 +43,7 @@ def hook(core: Any, event: str, payload: dict | None = None) -> dict:
 @op("hook_fast")
 def hook_fast(core: Any, event: str, stdin: str, script: str | None = None) -> dict:
     """The native hook client's op: the hook's raw stdin in, ``{"stdout": text}`` or
-    ``{"fallback": why}`` out (compass_hooks/hookio/fast.py)."""
-    from ..hookio.fast import serve
+    ``{"fallback": why}`` out (compass_hooks/worker/hooks/fast.py)."""
+    from ..worker.hooks.fast import serve
 
     return serve(core, event, stdin, script)

@@ -104,7 +104,7 @@ class WorkerServer:
         notices.clear(self.paths, "model")  # fixed: should it break again, the user is told again
         self.defer(self._merge_legacy)
         try:  # the native hook client finds a *ready* worker through this file
-            from ..hookio.fast import write_endpoint
+            from ..worker.hooks.fast import write_endpoint
 
             write_endpoint(self.paths, self.config)
         except OSError as exc:
@@ -264,7 +264,7 @@ class WorkerServer:
         with self._lock:
             self._conns.add(conn)
         try:
-            from ..security import peer_uid
+            from ..trust import peer_uid
 
             try:
                 uid = peer_uid(conn)
@@ -305,7 +305,7 @@ class WorkerServer:
         self._stop.set()
 
     def _bind(self) -> None:
-        from ..security import ensure_private_dir
+        from ..trust import ensure_private_dir
 
         path = self.paths.socket
         ensure_private_dir(path.parent)
@@ -374,7 +374,7 @@ class WorkerServer:
                 self._touch()
                 self._pool.submit(self._serve_conn, conn)
         finally:
-            from ..hookio.fast import remove_endpoint
+            from ..worker.hooks.fast import remove_endpoint
 
             remove_endpoint(self.paths)
             self._unbind()

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from typing import Any
 
-from . import output, runner, state
+from ... import dirs
+from . import guard, names, output, state
 
 ENDPOINT_NAME = "fast-endpoint"
 CLIENT_NAME = "compass-hook-client"
@@ -58,15 +60,14 @@ def remove_endpoint(paths: Any) -> None:
 
 def serve(core: Any, event: str, stdin: str, script: str | None = None) -> dict[str, Any]:
     """``{"stdout": text}`` (possibly empty) for one hook run, or ``{"fallback": why}``."""
-    try:
-        name = runner.canonical(event)
-    except runner.HookFailure as exc:
-        return {"fallback": str(exc)}
+    name = names.canonical(event)
+    if name is None:
+        return {"fallback": f"unknown hook event {event!r}"}
     hooks = core.config.section("hooks")
     if not hooks["enabled"]:
         return {"stdout": ""}
-    if script and runner.plugin_updated({"data": str(core.paths.data), "plugin_data": os.environ.get("CLAUDE_PLUGIN_DATA"),
-                                          "plugin_root": os.path.dirname(os.path.dirname(script))}):
+    bootstrap_dir = dirs.plugin_install_data() or str(core.paths.data)
+    if script and dirs.plugin_updated(bootstrap_dir, os.path.dirname(os.path.dirname(script)), sys.executable):
         return {"fallback": "the plugin was updated: the Python client checks the environment"}
     if len(stdin.encode("utf-8", "surrogatepass")) > int(hooks["max_stdin_bytes"]):
         return {"fallback": "stdin over hooks.max_stdin_bytes"}
@@ -77,7 +78,7 @@ def serve(core: Any, event: str, stdin: str, script: str | None = None) -> dict[
     if not isinstance(payload, dict):
         return {"fallback": "stdin is not a JSON object"}
     if name == "PreToolUse":  # the client's own rule check, so both paths answer alike
-        result = runner.pre_tool_use(payload, {"pretooluse": hooks["pretooluse"]})
+        result = guard.pre_tool_use(payload, str(hooks["pretooluse"]))
     else:
         from .handlers import handle
 

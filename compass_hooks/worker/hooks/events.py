@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from ..errors import InvalidInput
+from ...errors import InvalidInput
 
 # CLI spelling -> Claude Code event name.
 EVENTS: dict[str, str] = {

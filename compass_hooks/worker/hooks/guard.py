@@ -16,7 +16,7 @@ def pretooluse_decision(command: str | None, mode: str) -> dict[str, Any]:
     """``{"permissionDecision": "ask"|"deny", "permissionDecisionReason": ...}`` for a risky command, else {}."""
     if mode not in ("ask", "deny") or not command:
         return {}
-    from ..drift.rules import check_command
+    from ...textrules.commands import check_command
 
     hit = check_command(command)
     if hit is None:
@@ -25,3 +25,14 @@ def pretooluse_decision(command: str | None, mode: str) -> dict[str, Any]:
               + ("Blocked by the hooks.pretooluse=deny setting." if mode == "deny"
                  else "Confirm only if this is intended."))
     return {"permissionDecision": mode, "permissionDecisionReason": reason}
+
+
+def pre_tool_use(payload: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The decision for a PreToolUse payload: only Bash commands are checked; ``mode`` is ``hooks.pretooluse``."""
+    if payload.get("tool_name") != "Bash" or mode == "off":
+        return {}
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str):
+        return {}
+    return pretooluse_decision(command, mode)
