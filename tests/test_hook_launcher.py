@@ -101,7 +101,9 @@ def test_model_missing_answers_at_once_tells_once_and_recovers_without_a_restart
     from conftest import link_installed_model
     from compass_hooks.worker import client
 
-    env = {"COMPASS_MODEL": "minilm"}
+    # The worker runs in this test's venv: a checkout's .venv that install.sh linked to its runtime would also
+    # find that install's models (dirs.model_search_dirs), and then the model is not missing at all.
+    env = {"COMPASS_MODEL": "minilm", "COMPASS_WORKER_PYTHON": sys.executable}
     outs, took = [], []
     for _ in range(4):
         proc, t = run_hook("UserPromptSubmit", _ups(), env)
