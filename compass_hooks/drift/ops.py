@@ -1,4 +1,4 @@
-"""Drift ops for the worker / in-process service."""
+"""Drift ops for the worker / in-process service: scoring and the alert history (kept in the Core's store)."""
 
 from __future__ import annotations
 
@@ -19,3 +19,19 @@ def score(core: Any, texts: list[str] | None = None, project: str | None = None)
     if len(texts) > MAX_BATCH:
         raise InvalidInput(f"score takes at most {MAX_BATCH} texts per call")
     return {"results": score_texts(core, texts, project)}
+
+
+@op("drift_history")
+def drift_history(core: Any, limit: int = 50, project: str | None = None) -> dict:
+    """Stored alerts, newest first -> ``{"alerts": [...]}`` (``limit`` 0 = all)."""
+    from .history import list_alerts
+
+    return {"alerts": list_alerts(core.store, limit=int(limit), project=project)}
+
+
+@op("drift_feedback")
+def drift_feedback(core: Any, alert_id: str, label: str) -> dict:
+    """Label an alert fp or tp -> ``{"alert": {...}}``."""
+    from .history import set_feedback
+
+    return {"alert": set_feedback(core.store, alert_id, label)}

@@ -45,7 +45,7 @@ def dev_auc(core: Any, index, items: list[dict[str, Any]], vectors: np.ndarray) 
 
 
 def tune(core: Any, apply: bool = True) -> dict[str, Any]:
-    alerts = history.list_alerts(core.paths.db, limit=0, with_feedback=True)
+    alerts = history.list_alerts(core.store, limit=0, with_feedback=True)
     snap = get_state(core).snapshot()
     index = snap.index
     current = {a.id: a.weight for a in index.anchors}

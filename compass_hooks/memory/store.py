@@ -177,6 +177,15 @@ class Store:
                     raise
         raise StoreError("unreachable")  # pragma: no cover
 
+    # Another feature's table in this file (drift's alerts) goes through these rather than a connection of its
+    # own: the same per-thread connections, pragmas and the one writer path with its retry on "locked".
+    def write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn(conn)`` in one IMMEDIATE transaction on the writer path; returns what it returns."""
+        return self._write(fn)
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        return self._read(sql, args)
+
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         try:
             return self._conn().execute(sql, args).fetchall()
