@@ -128,7 +128,8 @@ def items_for_prompt(p: Prepared, base: dict[str, Any], key: str) -> list[dict[s
 
 
 def embed_items(core: Any, items: list[dict[str, Any]], known: Mapping[str, Any] | None = None) -> None:
-    """Attach vectors in batches; on failure store without (recall backfills later).
+    """Attach vectors in batches; on failure store without: the memory is kept and keyword recall finds it,
+    dense recall does not (nothing backfills missing vectors yet).
     ``known``: vectors by exact text already made with ``core.embedder`` (the prompt's, embedded once
     while the hook prepared it); only the other texts are embedded here."""
     if not items:

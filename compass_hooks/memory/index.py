@@ -120,10 +120,6 @@ class DenseIndex:
         with self._lock:
             return sum(b.vecs.nbytes + b.ids.nbytes for b in self._blocks.values())
 
-    def projects(self) -> list[str]:
-        with self._lock:
-            return [p for p, b in self._blocks.items() if b.n]
-
     def add(self, ids: Sequence[int], projects: Sequence[str], vecs: np.ndarray) -> int:
         """Append rows (ids already present are replaced). Returns rows added."""
         vecs = np.asarray(vecs, dtype=np.float32).reshape(-1, self.dim)

@@ -93,11 +93,6 @@ def invalidate(core: Any, ids: Iterable[int] | None = None) -> None:
         st.index.remove(ids)
 
 
-def index_stats(core: Any) -> dict:
-    st = _state(core)
-    return {"model": st.model, "rows": len(st.index), "projects": len(st.index.projects()), "last_id": st.last_id}
-
-
 # --------------------------------------------------------------------------- context column
 
 CONTEXT_WINDOW = 2  # neighbouring memories on each side of the same session

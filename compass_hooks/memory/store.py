@@ -304,9 +304,6 @@ class Store:
         conn.execute("INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?,?,?,?)",
                      (memory_id, model, int(vec.shape[0]), vec.tobytes()))
 
-    def set_embedding(self, memory_id: int, model: str, vector: Any) -> None:
-        self.set_embeddings([memory_id], model, [vector])
-
     def set_embeddings(self, ids: Sequence[int], model: str, vectors: Any) -> None:
         """Store (or replace) vectors for existing memories; ids that were forgotten meanwhile are skipped."""
         def run(conn: sqlite3.Connection) -> None:
@@ -530,12 +527,6 @@ class Store:
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         vecs = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), dim).astype(np.float32)
         return ids, [r[1] for r in rows], vecs
-
-    def iter_embeddings(self, model: str, project: str | None = None, batch: int = 10_000):
-        """Yield (ids, projects, vectors) batches of ``model``'s vectors, id order."""
-        ids, projects, vecs = self.vectors_since(model, 0, project)
-        for i in range(0, len(ids), batch):
-            yield ids[i : i + batch], projects[i : i + batch], vecs[i : i + batch]
 
     def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[int, str]]:
         """(id, text) of memories without a ``model`` vector (backfill after a model change)."""
