@@ -467,7 +467,7 @@ class Store:
         """The terms found in more than ``share`` of all rows. FTS5's BM25 clamps their IDF to ~0
         (log((N - n + 0.5) / (n + 0.5)) < 0), so they add nothing to any score but still make the search
         visit and score every row they occur in: dropping them first is rank-neutral and much cheaper
-        on a store whose every row says "test" or "deploy". One doclist count per term (~0.1-0.5 ms)."""
+        on a store whose every row says "test" or "deploy". One doclist count per term."""
         conn = self._conn()
         try:
             n = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
