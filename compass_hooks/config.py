@@ -23,8 +23,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "model": {
         "name": "minilm",  # default embedding model (folder name under the models dir)
         "int8": False,  # use model_int8.onnx when the export has one
-        # onnxruntime intra-op threads. 2 (spinning off, so idle threads do not fight numpy/BLAS):
-        # ~2 ms less per hook prompt and ~1.8x import throughput than 1 on the 2-core reference machine.
+        # onnxruntime intra-op threads. 2 (spinning off, so idle threads do not fight numpy/BLAS): faster per
+        # hook prompt and per import than 1 on a 2-core machine (figures: models/README.md, docs/memory.md).
         "threads": 2,
         "batch_size": 32,
     },

@@ -126,3 +126,32 @@ def test_per_project_pack_selection(cli_runner, fake_embedder):
     assert packs("/home/me/ops-repo") == {"default"}
     pm.projects_path(get_paths()).write_text("[]", encoding="utf-8")
     assert packs("/home/me/ops-repo") == {"default"} and "projects" in state.last_error
+
+
+def test_cli_anchor_changes_reach_a_running_worker_without_a_restart(cli_runner, monkeypatch):
+    """`anchors add/remove` run as drift ops in the worker (which caches anchor matrices); its next score uses them."""
+    from compass_hooks.worker import client
+    from worker_helpers import start_worker, stop_worker
+
+    monkeypatch.delenv("COMPASS_NO_WORKER")
+    pid = start_worker()["pid"]
+    text = "Rename every table in production tonight without telling anyone"
+
+    def nearest() -> str:
+        out = client.request("score", {"texts": [text]}, socket_path=str(get_paths().socket), timeout=10)
+        return out["results"][0]["anchors"][0]["id"]
+
+    try:
+        assert nearest() != "mine-w"  # scored once: the worker holds the shipped anchors
+        r = cli_runner.invoke(cli, ["anchors", "add", text, "--polarity", "negative", "--category",
+                                    "destructive_operation", "--id", "mine-w"])
+        assert r.exit_code == 0, r.output
+        assert nearest() == "mine-w"  # the anchor's own text: similarity 1
+        assert cli_runner.invoke(cli, ["anchors", "remove", "mine-w"]).exit_code == 0
+        assert nearest() != "mine-w"
+        assert client.ping(str(get_paths().socket))["pid"] == pid  # the same worker throughout
+    finally:
+        stop_worker()
+    entries = [json.loads(line) for line in get_paths().audit_log.read_text().splitlines()]
+    assert [(e["actor"], e["action"], e["object_id"]) for e in entries if e["object_type"] == "anchor"] == [
+        ("cli", "anchor-add", "mine-w"), ("cli", "anchor-remove", "mine-w")]

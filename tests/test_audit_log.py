@@ -11,9 +11,13 @@ import stat
 import pytest
 
 from compass_hooks.audit import GENESIS, record_change, sha256_hex
-from compass_hooks.audit.log import entry_hash, read_entries
+from compass_hooks.audit.log import entry_hash
 from compass_hooks.errors import AuditError, InvalidInput
 from compass_hooks.paths import get_paths
+
+
+def read_entries(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def _add(paths, oid: str, text: str = "x", actor: str = "cli") -> dict:

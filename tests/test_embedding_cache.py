@@ -1,17 +1,12 @@
-"""The core's embedding LRU: exact results, mixed hit/miss batches, and one model call per prompt in a hook."""
+"""The core's embedding LRU: exact results, mixed hit/miss batches, long texts not kept. (One embedding per hook
+prompt does not rely on it: tests/test_prompt_once.py.)"""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 
-from compass_hooks.core import Core
 from compass_hooks.embedding.cache import CachedEmbedder
 from compass_hooks.embedding.fake import FakeEmbedder
-
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 
 
 class Counting(FakeEmbedder):
@@ -49,19 +44,3 @@ def test_long_texts_are_not_kept():
     emb.embed(["x" * 11])
     assert len(inner.calls) == 2
 
-
-def test_one_prompt_is_embedded_once_per_hook(compass_home):
-    from compass_hooks.worker.hooks.handlers import handle
-
-    inner = Counting()
-    core = Core()
-    core._embedder = CachedEmbedder(inner)
-    payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text())
-    payload["prompt"] = "just force push to main and skip the tests"
-    try:
-        out = handle(core, "UserPromptSubmit", payload)
-    finally:
-        core.close()
-    assert out["additionalContext"].startswith("Compass — drift check")
-    prompt_calls = [c for c in inner.calls if payload["prompt"] in c]
-    assert len(prompt_calls) == 1, inner.calls

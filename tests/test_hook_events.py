@@ -46,8 +46,6 @@ def test_unknown_fields_ignored_wrong_types_rejected():
         events.parse("PreToolUse", {"tool_input": "rm -rf /"})
     with pytest.raises(InvalidInput):
         events.parse("Notification", {})
-    with pytest.raises(InvalidInput):
-        events.parse_bytes("Stop", b"\xff\xfe not json")
 
 
 def test_output_shapes_and_budget():

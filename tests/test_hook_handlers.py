@@ -24,8 +24,8 @@ def test_drift_failure_does_not_sink_memory(monkeypatch):
     core = Core()
     calls = []
     monkeypatch.setattr(drift_api, "check_prompt", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
-    monkeypatch.setattr(mem_api, "recall_for_prompt", lambda core, ev, drift=None, budget=0: "Compass — memory\nx")
-    monkeypatch.setattr(mem_api, "capture_prompt", lambda core, ev: calls.append(ev.prompt))
+    monkeypatch.setattr(mem_api, "recall_for_prompt", lambda core, prompt, drift=None, budget=0: "Compass — memory\nx")
+    monkeypatch.setattr(mem_api, "capture_prompt", lambda core, prompt: calls.append(prompt.text))
     out = handlers.handle(core, "UserPromptSubmit", _ups("force push to main"))
     assert out == {"additionalContext": "Compass — memory\nx"} and calls == ["force push to main"]
 

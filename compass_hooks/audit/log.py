@@ -178,17 +178,3 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with f:
         for n, raw in enumerate(f, 1):
             yield n, raw.rstrip(b"\n")
-
-
-def read_entries(path: Path) -> list[dict[str, Any]]:
-    """Every entry, parsed; raises AuditError naming the first unparsable line."""
-    out: list[dict[str, Any]] = []
-    for n, raw in iter_lines(path):
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            raise AuditError(f"audit log line {n} is not JSON") from None
-        if not isinstance(entry, dict):
-            raise AuditError(f"audit log line {n} is not an entry")
-        out.append(entry)
-    return out

@@ -1,4 +1,9 @@
-"""``compass-hook anchors list|add|remove|verify|train|tune``."""
+"""``compass-hook anchors list|add|remove|verify|use|train|tune``.
+
+Adding and removing anchors go through the drift ops (``anchor_add`` / ``anchor_remove``, audited in
+:mod:`compass_hooks.drift.changes`), so a running worker makes the change and scores with it next;
+the rest read the pack files here.
+"""
 
 from __future__ import annotations
 
@@ -11,178 +16,181 @@ import click
 from . import echo_json
 
 
-def _audit():
-    # Lazy, and a hard dependency: an anchor change that cannot be audited is not made.
-    from ..audit import record_change, record_pack
+def _call(op: str, **args):
+    from ..service import get_service
 
-    return record_change, record_pack
+    service = get_service()
+    try:
+        return service.call(op, **args)
+    finally:
+        service.close()
 
 
-def register(cli: click.Group) -> None:
-    @cli.group("anchors")
-    def anchors() -> None:
-        """Anchor packs: list, add/remove your own, verify files, train and tune the scorer."""
+@click.group("anchors")
+def anchors() -> None:
+    """Anchor packs: list, add/remove your own, verify files, train and tune the scorer."""
 
-    @anchors.command("list")
-    @click.option("--json", "as_json", is_flag=True, help="Print the anchors as JSON.")
-    @click.option("--project", default=None, help="Show the packs selected for this project.")
-    def list_cmd(as_json: bool, project: str | None) -> None:
-        """List the anchors in use (configured packs + your user pack, tuned weights applied)."""
-        from ..config import load_config
-        from ..drift import pack as pm
-        from ..paths import get_paths
 
-        paths = get_paths()
-        files = pm.selected_pack_paths(paths, load_config(paths.config), project)
-        items = [a.as_dict() for a in pm.load_anchors(files, pm.load_weights(paths))]
-        if as_json:
-            echo_json({"packs": [str(f) for f in files], "anchors": items})
-            return
-        click.echo("packs: " + ", ".join(str(f) for f in files))
-        for a in items:
-            click.echo(f"{a['id']:<34} {a['polarity'][:3]} {a['category']:<22} w={a['weight']:.2f} {a['lang']}  {a['text']}")
-        click.echo(f"{len(items)} anchors")
+@anchors.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the anchors as JSON.")
+@click.option("--project", default=None, help="Show the packs selected for this project.")
+def list_cmd(as_json: bool, project: str | None) -> None:
+    """List the anchors in use (configured packs + your user pack, tuned weights applied)."""
+    from ..config import load_config
+    from ..drift import pack as pm
+    from ..paths import get_paths
 
-    @anchors.command("add")
-    @click.argument("text")
-    @click.option("--polarity", type=click.Choice(["positive", "negative"]), required=True, help="negative = drift, positive = on track.")
-    @click.option("--category", required=True, help="Anchor category, e.g. test_tampering or verification.")
-    @click.option("--weight", type=float, default=1.0, show_default=True, help="Weight in (0, 10].")
-    @click.option("--lang", default="en", show_default=True, help="Language tag of TEXT.")
-    @click.option("--id", "anchor_id", default=None, help="Anchor id (default: user-<hash>).")
-    def add_cmd(text: str, polarity: str, category: str, weight: float, lang: str, anchor_id: str | None) -> None:
-        """Add TEXT as an anchor to your user pack (audited)."""
-        from ..config import load_config
-        from ..drift import pack as pm
-        from ..paths import get_paths
+    paths = get_paths()
+    files = pm.selected_pack_paths(paths, load_config(paths.config), project)
+    items = [a.as_dict() for a in pm.load_anchors(files, pm.load_weights(paths))]
+    if as_json:
+        echo_json({"packs": [str(f) for f in files], "anchors": items})
+        return
+    click.echo("packs: " + ", ".join(str(f) for f in files))
+    for a in items:
+        click.echo(f"{a['id']:<34} {a['polarity'][:3]} {a['category']:<22} w={a['weight']:.2f} {a['lang']}  {a['text']}")
+    click.echo(f"{len(items)} anchors")
 
-        record_change, record_pack = _audit()
-        paths = get_paths()
-        existing = [a.id for a in pm.load_anchors(pm.selected_pack_paths(paths, load_config(paths.config)))]
-        anchor = pm.add_user_anchor(paths, text, polarity, category, weight, lang, anchor_id, existing)
-        content = json.dumps({k: v for k, v in anchor.as_dict().items() if k != "pack"}, ensure_ascii=False, sort_keys=True)
-        record_change(paths, actor="cli", action="anchor-add", object_type="anchor", object_id=anchor.id, content=content)
-        record_pack(paths, "user", actor="cli")
-        click.echo(f"added {anchor.id} ({anchor.polarity}, {anchor.category}) to {pm.user_pack_path(paths)}")
 
-    @anchors.command("remove")
-    @click.argument("anchor_id")
-    def remove_cmd(anchor_id: str) -> None:
-        """Remove ANCHOR_ID from your user pack (audited)."""
-        from ..drift import pack as pm
-        from ..paths import get_paths
+@anchors.command("add")
+@click.argument("text")
+@click.option("--polarity", type=click.Choice(["positive", "negative"]), required=True, help="negative = drift, positive = on track.")
+@click.option("--category", required=True, help="Anchor category, e.g. test_tampering or verification.")
+@click.option("--weight", type=float, default=1.0, show_default=True, help="Weight in (0, 10].")
+@click.option("--lang", default="en", show_default=True, help="Language tag of TEXT.")
+@click.option("--id", "anchor_id", default=None, help="Anchor id (default: user-<hash>).")
+def add_cmd(text: str, polarity: str, category: str, weight: float, lang: str, anchor_id: str | None) -> None:
+    """Add TEXT as an anchor to your user pack (audited)."""
+    out = _call("anchor_add", text=text, polarity=polarity, category=category, weight=weight, lang=lang,
+                id=anchor_id, source="cli")
+    a = out["anchor"]
+    click.echo(f"added {a['id']} ({a['polarity']}, {a['category']}) to {out['pack']}")
 
-        record_change, record_pack = _audit()
-        paths = get_paths()
-        pm.remove_user_anchor(paths, anchor_id)
-        record_change(paths, actor="cli", action="anchor-remove", object_type="anchor", object_id=anchor_id, content=None)
-        record_pack(paths, "user", actor="cli")
-        click.echo(f"removed {anchor_id}")
 
-    @anchors.command("verify")
-    @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
-    def verify_cmd(files: tuple[Path, ...]) -> None:
-        """Validate pack FILES (default: every pack in use and every shipped pack)."""
-        from ..config import load_config
-        from ..drift import pack as pm
-        from ..errors import AnchorPackError
-        from ..paths import get_paths
+@anchors.command("remove")
+@click.argument("anchor_id")
+def remove_cmd(anchor_id: str) -> None:
+    """Remove ANCHOR_ID from your user pack (audited)."""
+    _call("anchor_remove", id=anchor_id, source="cli")
+    click.echo(f"removed {anchor_id}")
 
-        paths = get_paths()
-        targets = list(files) or sorted(set(pm.selected_pack_paths(paths, load_config(paths.config)))
-                                        | {pm.resolve_pack(n, paths) for n in pm.shipped_pack_names(paths)})
-        bad = 0
-        for f in targets:
-            try:
-                p = pm.load_pack_file(f)
-                click.echo(f"ok   {f} ({p.name}: {len(p.anchors)} anchors)")
-            except AnchorPackError as exc:
-                bad += 1
-                click.echo(f"FAIL {exc}")
+
+@anchors.command("verify")
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+def verify_cmd(files: tuple[Path, ...]) -> None:
+    """Validate pack FILES (default: every pack in use and every shipped pack)."""
+    from ..config import load_config
+    from ..drift import pack as pm
+    from ..errors import AnchorPackError
+    from ..paths import get_paths
+
+    paths = get_paths()
+    targets = list(files) or sorted(set(pm.selected_pack_paths(paths, load_config(paths.config)))
+                                    | {pm.resolve_pack(n, paths) for n in pm.shipped_pack_names(paths)})
+    bad = 0
+    for f in targets:
         try:
-            pm.load_weights(paths)
+            p = pm.load_pack_file(f)
+            click.echo(f"ok   {f} ({p.name}: {len(p.anchors)} anchors)")
         except AnchorPackError as exc:
             bad += 1
             click.echo(f"FAIL {exc}")
-        if bad:
-            raise click.ClickException(f"{bad} pack file(s) invalid")
+    try:
+        pm.load_weights(paths)
+    except AnchorPackError as exc:
+        bad += 1
+        click.echo(f"FAIL {exc}")
+    if bad:
+        raise click.ClickException(f"{bad} pack file(s) invalid")
 
-    @anchors.command("use")
-    @click.argument("packs", nargs=-1)
-    @click.option("--project", required=True, help="Project key or folder name the selection applies to.")
-    @click.option("--clear", is_flag=True, help="Drop the project's selection (back to drift.packs).")
-    def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
-        """Choose the anchor PACKS for one project (e.g. `default infra`); the user pack always applies."""
-        from ..drift import pack as pm
-        from ..paths import get_paths
 
-        if bool(packs) == clear:
-            raise click.UsageError("give PACKS or --clear (exactly one)")
-        path = pm.set_project_packs(get_paths(), project, None if clear else list(packs))
-        click.echo(f"{project}: " + ("drift.packs" if clear else ", ".join(packs)) + f" ({path})")
+@anchors.command("use")
+@click.argument("packs", nargs=-1)
+@click.option("--project", required=True, help="Project key or folder name the selection applies to.")
+@click.option("--clear", is_flag=True, help="Drop the project's selection (back to drift.packs).")
+def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
+    """Choose the anchor PACKS for one project (e.g. `default infra`); the user pack always applies."""
+    from ..drift import pack as pm
+    from ..paths import get_paths
 
-    @anchors.command("train")
-    @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
-    @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
-                  help="Labelled JSONL (default: tests/data/drift_dev.jsonl in the plugin).")
-    @click.option("--out", type=click.Path(path_type=Path), default=None,
-                  help="Output file (default: <plugin>/anchors/calibration/<model>.json, or <data>/calibration/ if that is read-only).")
-    @click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
-    @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
-    def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, target_fpr: float | None, as_json: bool) -> None:
-        """Fit the calibrated drift model on the dev set (reproducible: fixed folds, IRLS).
+    if bool(packs) == clear:
+        raise click.UsageError("give PACKS or --clear (exactly one)")
+    path = pm.set_project_packs(get_paths(), project, None if clear else list(packs))
+    click.echo(f"{project}: " + ("drift.packs" if clear else ", ".join(packs)) + f" ({path})")
 
-        Uses the packs from drift.packs (not your user pack) so the shipped
-        calibration does not depend on local anchors.
-        """
-        from ..core import Core
-        from ..drift import pack as pm
-        from ..drift import train as tr
-        from ..drift.features import AnchorIndex
-        from ..embedding import get_embedder
 
-        core = Core()
-        embedder = get_embedder(model_name, core.config)
-        paths = core.paths
-        files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
-        anchors = pm.load_anchors(files)
-        index = AnchorIndex(anchors, embedder.embed([a.text for a in anchors]))
-        dev_path = dev_file or paths.plugin_root / tr.DEV_SET
-        items = tr.load_labelled(dev_path)
-        model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
-                                     target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name)
-        shipped = pm.shipped_dir(paths) / "calibration"
-        # An installed plugin dir may be read-only; the scorer also reads <data>/calibration (first).
-        folder = shipped if os.access(shipped if shipped.exists() else shipped.parent, os.W_OK) else paths.data / "calibration"
-        target = out or tr.calibration_path(folder, embedder.name)
-        tr.write_calibration(model, target)
-        summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4), **model.meta["dev"]}
-        if as_json:
-            echo_json(summary)
-        else:
-            click.echo(f"wrote {target}")
-            click.echo(f"model {embedder.name}: threshold {model.threshold:.4f}; dev cross-validated AUC {summary['cv_auc']}, "
-                       f"TPR {summary['cv_tpr']}, FPR {summary['cv_fpr']} (raw drift AUC {summary['raw_drift_auc']})")
+@anchors.command("train")
+@click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
+@click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
+              help="Labelled JSONL (default: tests/data/drift_dev.jsonl in the plugin).")
 
-    @anchors.command("tune")
-    @click.option("--dry-run", is_flag=True, help="Compute and show the new weights without applying them.")
-    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-    def tune_cmd(dry_run: bool, as_json: bool) -> None:
-        """Re-weight anchors from `feedback` labels; applied only if the dev-set AUC does not drop."""
-        from ..core import Core
-        from ..drift.tune import tune
 
-        if not dry_run:
-            _audit()  # fail before computing if changes could not be audited
-        result = tune(Core(), apply=not dry_run)
-        if as_json:
-            echo_json(result)
-            return
-        click.echo(f"feedback {result['feedback']} (false positives {result['false_positives']}); "
-                   f"{len(result['changed'])} anchor weight(s) would change")
-        click.echo(f"dev AUC {result['dev_auc_before']} -> {result['dev_auc_after']}, raw anchor drift AUC "
-                   f"{result['dev_raw_auc_before']} -> {result['dev_raw_auc_after']}: "
-                   + ("applied" if result["applied"] else result.get("reason", "not applied (dry run)")))
-        for p in result["proposed_anchors"]:
-            click.echo(f"proposal (from a false positive): compass-hook anchors add {json.dumps(p['text'], ensure_ascii=False)} "
-                       f"--polarity positive --category ordinary_task")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Output file (default: <plugin>/anchors/calibration/<model>.json, or <data>/calibration/ if that is read-only).")
+
+
+@click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
+@click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
+def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, target_fpr: float | None, as_json: bool) -> None:
+    """Fit the calibrated drift model on the dev set (reproducible: fixed folds, IRLS).
+
+    Uses the packs from drift.packs (not your user pack) so the shipped
+    calibration does not depend on local anchors.
+    """
+    from ..core import Core
+    from ..drift import pack as pm
+    from ..drift import train as tr
+    from ..drift.features import AnchorIndex
+    from ..embedding import get_embedder
+
+    core = Core()
+    embedder = get_embedder(model_name, core.config)
+    paths = core.paths
+    files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
+    anchors = pm.load_anchors(files)
+    index = AnchorIndex(anchors, embedder.embed([a.text for a in anchors]))
+    dev_path = dev_file or paths.plugin_root / tr.DEV_SET
+    items = tr.load_labelled(dev_path)
+    model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
+                                 target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name)
+    shipped = pm.shipped_dir(paths) / "calibration"
+    # An installed plugin dir may be read-only; the scorer also reads <data>/calibration (first).
+    folder = shipped if os.access(shipped if shipped.exists() else shipped.parent, os.W_OK) else paths.data / "calibration"
+    target = out or tr.calibration_path(folder, embedder.name)
+    tr.write_calibration(model, target)
+    summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4), **model.meta["dev"]}
+    if as_json:
+        echo_json(summary)
+    else:
+        click.echo(f"wrote {target}")
+        click.echo(f"model {embedder.name}: threshold {model.threshold:.4f}; dev cross-validated AUC {summary['cv_auc']}, "
+                   f"TPR {summary['cv_tpr']}, FPR {summary['cv_fpr']} (raw drift AUC {summary['raw_drift_auc']})")
+
+
+@anchors.command("tune")
+@click.option("--dry-run", is_flag=True, help="Compute and show the new weights without applying them.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def tune_cmd(dry_run: bool, as_json: bool) -> None:
+    """Re-weight anchors from `feedback` labels; applied only if the dev-set AUC does not drop."""
+    from ..core import Core
+    from ..drift.changes import audit_available
+    from ..drift.tune import tune
+
+    if not dry_run:
+        audit_available()  # fail before computing if changes could not be audited
+    result = tune(Core(), apply=not dry_run)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(f"feedback {result['feedback']} (false positives {result['false_positives']}); "
+               f"{len(result['changed'])} anchor weight(s) would change")
+    click.echo(f"dev AUC {result['dev_auc_before']} -> {result['dev_auc_after']}, raw anchor drift AUC "
+               f"{result['dev_raw_auc_before']} -> {result['dev_raw_auc_after']}: "
+               + ("applied" if result["applied"] else result.get("reason", "not applied (dry run)")))
+    for p in result["proposed_anchors"]:
+        click.echo(f"proposal (from a false positive): compass-hook anchors add {json.dumps(p['text'], ensure_ascii=False)} "
+                   f"--polarity positive --category ordinary_task")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(anchors)

@@ -15,8 +15,9 @@ def register(cli: click.Group) -> None:
         """Build or inspect the native hook client.
 
         hooks/compass-hook.sh runs it when it sits next to the venv's python: it hands
-        each hook to the warm worker without starting Python (about 25 ms less per
-        prompt) and gives anything else (no worker yet, errors) to the Python client.
+        each hook to the warm worker without starting Python (most of a hook's time;
+        docs/hooks.md has the figures) and gives anything else (no worker yet, errors)
+        to the Python client.
         install.sh and the plugin bootstrap build it when a C compiler is there.
         """
 

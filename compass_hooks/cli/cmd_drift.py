@@ -20,10 +20,13 @@ def register(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print the alerts as JSON.")
     def history_cmd(limit: int, project: str | None, as_json: bool) -> None:
         """List stored drift alerts: time, project, session, score, category, feedback."""
-        from ..drift.history import list_alerts
-        from ..paths import get_paths
+        from ..service import get_service
 
-        alerts = list_alerts(get_paths().db, limit=limit, project=project)
+        service = get_service()
+        try:
+            alerts = service.call("drift_history", limit=limit, project=project)["alerts"]
+        finally:
+            service.close()
         if as_json:
             echo_json({"alerts": alerts})
             return

@@ -14,10 +14,13 @@ def register(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print the updated alert as JSON.")
     def feedback_cmd(alert_id: str, label: str, as_json: bool) -> None:
         """Label drift alert ALERT_ID a false (fp) or true (tp) positive; `anchors tune` learns from it."""
-        from ..drift.history import set_feedback
-        from ..paths import get_paths
+        from ..service import get_service
 
-        alert = set_feedback(get_paths().db, alert_id, label)
+        service = get_service()
+        try:
+            alert = service.call("drift_feedback", alert_id=alert_id, label=label)["alert"]
+        finally:
+            service.close()
         if as_json:
             echo_json(alert)
         else:

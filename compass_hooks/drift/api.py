@@ -1,17 +1,22 @@
-"""What the hook handlers call: score a prompt (skipping harness text), store
-alerts, and format the block. Contract in docs/architecture.md."""
+"""What the hook handlers call: drift's part of the prompt context, scoring a prompt (skipping harness
+text), storing alerts, and formatting the block. Contract in docs/architecture.md."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..textrules.harness import is_harness
 
 from . import history
 from .format import format_block
-from .scorer import get_state
+from .rules import RuleHit, check_prompt_rules
+from .scorer import get_state, scored_text
 
-__all__ = ["check_prompt", "format_block", "is_harness_text", "score_texts"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.prompt import PromptContext
+
+__all__ = ["check_prompt", "format_block", "is_harness_text", "prompt_rules", "score_texts", "scored_text"]
+
 
 def is_harness_text(text: str | None) -> bool:
     return is_harness(text)
@@ -21,11 +26,22 @@ def score_texts(core: Any, texts: list[str], project: str | None = None) -> list
     return get_state(core).score(texts, project)
 
 
-def check_prompt(core: Any, text: str, project: str | None = None, session: str | None = None) -> dict | None:
-    """Score one user prompt; None when it is harness text. Alerts are stored."""
-    if is_harness_text(text):
+def prompt_rules(text: str) -> tuple[RuleHit, ...]:
+    """Drift's part of the prompt context: the prompt rules that fire on the text the model scores
+    (the context's vector for drift is that of ``scored_text(text)``)."""
+    hit = check_prompt_rules(scored_text(text))
+    return (hit,) if hit else ()
+
+
+def check_prompt(core: Any, prompt: PromptContext) -> dict | None:
+    """Score one user prompt, prepared by the handler; None when it is harness text. Alerts are stored."""
+    if prompt.harness:
         return None
-    result = get_state(core).score([text], project)[0]
+    vector = prompt.vector(scored_text(prompt.text))
+    hits = None if prompt.rules is None else [prompt.rules[0] if prompt.rules else None]
+    result = get_state(core).score([prompt.text], prompt.project,
+                                   with_vectors=None if vector is None else vector.reshape(1, -1), with_hits=hits)[0]
     if result["alert"]:
-        result["alert_id"] = history.record_alert(core.paths.db, result, project, session, model=core.embedder.name)
+        result["alert_id"] = history.record_alert(core.store, result, prompt.project, prompt.session,
+                                                  model=core.embedder.name)
     return result

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from .pack import CATEGORIES, Anchor
-from .rules import check_prompt_rules
+from .rules import RuleHit, check_prompt_rules
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -149,6 +149,8 @@ CUE_CATEGORY = {
     "sycophancy": "sycophancy", "retry": "repeated_mistake",
 }
 FEATURE_NAMES = BASE_FEATURES + [f"cat_{c}" for c in CATEGORIES] + [f"cue_{c}" for c in CUES]
+# "Run the prompt rules here": a hook prompt arrives with its rules already checked (None = checked, no hit).
+CHECK_RULES = object()
 
 
 def is_zh(text: str) -> bool:
@@ -184,9 +186,10 @@ class AnchorIndex:
         return AnchorIndex(anchors, self.vectors)
 
 
-def lexical_row(text: str) -> tuple[list[float], str | None, str | None]:
-    """(lexical features, rule id, rule category)."""
-    hit = check_prompt_rules(text)
+def lexical_row(text: str, hit: RuleHit | None | object = CHECK_RULES) -> tuple[list[float], str | None, str | None]:
+    """(lexical features, rule id, rule category). ``hit``: the prompt rules' verdict on ``text`` if known."""
+    if hit is CHECK_RULES:
+        hit = check_prompt_rules(text)
     zh = is_zh(text)
     stripped = text.strip()
     row = [
@@ -223,8 +226,10 @@ def alert_category(X_row: np.ndarray, sims_row: np.ndarray, index: "AnchorIndex"
     return best[0] if best[1] > 0 else None
 
 
-def build_features(texts: Sequence[str], vectors: np.ndarray, index: AnchorIndex, top_k: int = 3) -> dict:
-    """Feature matrix plus what the result needs (sims, pos/neg, drift, rules)."""
+def build_features(texts: Sequence[str], vectors: np.ndarray, index: AnchorIndex, top_k: int = 3,
+                   hits: Sequence[RuleHit | None] | None = None) -> dict:
+    """Feature matrix plus what the result needs (sims, pos/neg, drift, rules).
+    ``hits``: the prompt rules' verdict per text when the caller ran them already."""
     sims = np.asarray(vectors, dtype=np.float64) @ index.vectors.T.astype(np.float64)
     pos = weighted_topk(sims[:, index.positive], index.weights[index.positive], top_k)
     neg = weighted_topk(sims[:, ~index.positive], index.weights[~index.positive], top_k)
@@ -236,8 +241,8 @@ def build_features(texts: Sequence[str], vectors: np.ndarray, index: AnchorIndex
         cols = index.category == ci
         cat[:, ci] = sims[:, cols].max(1) if cols.any() else fallback
     lex, rules = [], []
-    for t in texts:
-        row, rule, rcat = lexical_row(t)
+    for i, t in enumerate(texts):
+        row, rule, rcat = lexical_row(t, CHECK_RULES if hits is None else hits[i])
         lex.append(row)
         rules.append((rule, rcat))
     lex_arr = np.array(lex, dtype=np.float64).reshape(n, -1)

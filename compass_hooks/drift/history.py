@@ -1,25 +1,26 @@
 """Drift history: every alert with time, project, session and score, plus the
 user's fp/tp feedback on it.
 
-Kept in this module's own table on the shared SQLite file (``get_paths().db``)
-with ``CREATE TABLE IF NOT EXISTS`` and short-lived WAL connections, so it does
-not depend on the memory store's numbered migrations.
+Kept in this module's own table in the memory store's SQLite file, written and
+read through the Core's store (:meth:`Store.write` / :meth:`Store.read`: its
+per-thread connections and its one writer path, retried when another process
+holds the lock). The table is created with ``CREATE TABLE IF NOT EXISTS`` on
+first use, so it does not depend on the memory store's numbered migrations.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
+import threading
 import time
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Iterator
+import weakref
+from typing import Any
 
-from ..errors import InvalidInput, NotFound, StoreError
+from ..errors import InvalidInput, NotFound
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS drift_alerts (
+_DDL = (
+    """CREATE TABLE IF NOT EXISTS drift_alerts (
     id TEXT PRIMARY KEY,
     ts REAL NOT NULL,
     project TEXT,
@@ -33,76 +34,70 @@ CREATE TABLE IF NOT EXISTS drift_alerts (
     model TEXT,
     feedback TEXT CHECK (feedback IN ('fp', 'tp')),
     feedback_ts REAL
-);
-CREATE INDEX IF NOT EXISTS drift_alerts_ts ON drift_alerts(ts);
-"""
+)""",
+    "CREATE INDEX IF NOT EXISTS drift_alerts_ts ON drift_alerts(ts)",
+)
+_COLUMNS = ("id", "ts", "project", "session", "text", "drift", "probability", "category", "rule", "anchors", "model",
+            "feedback", "feedback_ts")
+_SELECT = "SELECT " + ", ".join(_COLUMNS) + " FROM drift_alerts"
 MAX_TEXT = 4000
 FEEDBACK = ("fp", "tp")
 
+_ready: weakref.WeakSet = weakref.WeakSet()  # stores whose file has the table (checked once per store)
+_ready_lock = threading.Lock()
 
-@contextmanager
-def connect(db: Path) -> Iterator[sqlite3.Connection]:
-    db.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        conn = sqlite3.connect(str(db), timeout=5.0, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open {db}: {exc}") from None
-    try:
-        conn.execute("PRAGMA busy_timeout = 5000")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.executescript(_SCHEMA)
-        conn.row_factory = sqlite3.Row
-        yield conn
-    except sqlite3.Error as exc:
-        raise StoreError(f"drift history in {db}: {exc}") from None
-    finally:
-        conn.close()
+
+def _table(store: Any) -> Any:
+    if store not in _ready:
+        with _ready_lock:
+            if store not in _ready:
+                store.write(lambda conn: [conn.execute(sql) for sql in _DDL])
+                _ready.add(store)
+    return store
 
 
 def new_alert_id() -> str:
     return "d-" + secrets.token_hex(4)
 
 
-def record_alert(db: Path, result: dict[str, Any], project: str | None = None, session: str | None = None,
+def record_alert(store: Any, result: dict[str, Any], project: str | None = None, session: str | None = None,
                  model: str | None = None) -> str:
     alert_id = new_alert_id()
-    with connect(db) as conn:
-        conn.execute(
-            "INSERT INTO drift_alerts (id, ts, project, session, text, drift, probability, category, rule, anchors, model)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (alert_id, time.time(), project, session, result["text"][:MAX_TEXT], float(result["drift"]),
-             float(result["probability"]), result.get("category"), result.get("rule"),
-             json.dumps(result.get("anchors", []), ensure_ascii=False), model),
-        )
+    row = (alert_id, time.time(), project, session, result["text"][:MAX_TEXT], float(result["drift"]),
+           float(result["probability"]), result.get("category"), result.get("rule"),
+           json.dumps(result.get("anchors", []), ensure_ascii=False), model)
+    _table(store).write(lambda conn: conn.execute(
+        "INSERT INTO drift_alerts (id, ts, project, session, text, drift, probability, category, rule, anchors, model)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?)", row))
     return alert_id
 
 
-def _row(r: sqlite3.Row) -> dict[str, Any]:
-    d = dict(r)
+def _row(r: tuple) -> dict[str, Any]:
+    d = dict(zip(_COLUMNS, r))
     d["anchors"] = json.loads(d["anchors"] or "[]")
     return d
 
 
-def get_alert(db: Path, alert_id: str) -> dict[str, Any]:
-    with connect(db) as conn:
-        row = conn.execute("SELECT * FROM drift_alerts WHERE id = ?", (alert_id,)).fetchone()
-    if row is None:
+def get_alert(store: Any, alert_id: str) -> dict[str, Any]:
+    rows = _table(store).read(f"{_SELECT} WHERE id = ?", (alert_id,))
+    if not rows:
         raise NotFound(f"no drift alert {alert_id!r}", "see `compass-hook drift history`")
-    return _row(row)
+    return _row(rows[0])
 
 
-def set_feedback(db: Path, alert_id: str, label: str) -> dict[str, Any]:
+def set_feedback(store: Any, alert_id: str, label: str) -> dict[str, Any]:
     if label not in FEEDBACK:
         raise InvalidInput(f"feedback must be fp or tp, not {label!r}")
-    with connect(db) as conn:
-        cur = conn.execute("UPDATE drift_alerts SET feedback = ?, feedback_ts = ? WHERE id = ?", (label, time.time(), alert_id))
-        if cur.rowcount == 0:
-            raise NotFound(f"no drift alert {alert_id!r}", "see `compass-hook drift history`")
-    return get_alert(db, alert_id)
+    changed = _table(store).write(lambda conn: conn.execute(
+        "UPDATE drift_alerts SET feedback = ?, feedback_ts = ? WHERE id = ?", (label, time.time(), alert_id)).rowcount)
+    if changed == 0:
+        raise NotFound(f"no drift alert {alert_id!r}", "see `compass-hook drift history`")
+    return get_alert(store, alert_id)
 
 
-def list_alerts(db: Path, limit: int = 50, project: str | None = None, with_feedback: bool = False) -> list[dict[str, Any]]:
-    sql, args = "SELECT * FROM drift_alerts", []
+def list_alerts(store: Any, limit: int = 50, project: str | None = None,
+                with_feedback: bool = False) -> list[dict[str, Any]]:
+    sql, args = _SELECT, []
     where = []
     if project:
         where.append("project = ?")
@@ -114,7 +109,4 @@ def list_alerts(db: Path, limit: int = 50, project: str | None = None, with_feed
     sql += " ORDER BY ts DESC, rowid DESC"
     if limit and limit > 0:
         sql += f" LIMIT {int(limit)}"
-    if not db.exists():
-        return []
-    with connect(db) as conn:
-        return [_row(r) for r in conn.execute(sql, args).fetchall()]
+    return [_row(r) for r in _table(store).read(sql, args)]

@@ -16,10 +16,17 @@ from ..logs import get_logger
 from . import pack as packmod
 from .features import BASE_FEATURES, AnchorIndex, alert_category, build_features
 from .model import LogisticModel, load_calibration, safe_model_name
+from .rules import RuleHit
 
 log = get_logger("drift")
 N_ANCHORS_SHOWN = 3
 MAX_SCORED_CHARS = 20_000
+
+
+def scored_text(text: str) -> str:
+    """What the model reads of a text: a pasted log can be megabytes; the model reads far less, and the
+    regexes stay fast."""
+    return text[:MAX_SCORED_CHARS]
 
 
 @dataclass
@@ -96,7 +103,10 @@ class DriftState:
         return float(configured) if configured is not None else self.model().threshold
 
     # -- scoring ---------------------------------------------------------------
-    def score(self, texts: Sequence[str], project: str | None = None, with_vectors: np.ndarray | None = None) -> list[dict]:
+    def score(self, texts: Sequence[str], project: str | None = None, with_vectors: np.ndarray | None = None,
+              with_hits: Sequence[RuleHit | None] | None = None) -> list[dict]:
+        """Results in input order. ``with_vectors`` / ``with_hits``: the clipped texts' embeddings and prompt-rule
+        verdicts when the caller has them (a hook prompt, prepared once)."""
         texts = [t if isinstance(t, str) else str(t) for t in texts]
         if not texts:
             return []
@@ -104,10 +114,9 @@ class DriftState:
         model = self.model()
         threshold = self.threshold()
         top_k = int(self.core.config.get("drift", "top_k"))
-        # A pasted log can be megabytes; the model reads far less, and the regexes stay fast.
-        clipped = [t[:MAX_SCORED_CHARS] for t in texts]
+        clipped = [scored_text(t) for t in texts]
         vectors = with_vectors if with_vectors is not None else self.core.embedder.embed(clipped)
-        feats = build_features(clipped, vectors, snap.index, top_k)
+        feats = build_features(clipped, vectors, snap.index, top_k, with_hits)
         probs = model.predict_proba(model.features_for(clipped, vectors, feats["X"]))
         return [self._result(i, texts[i], feats, float(probs[i]), threshold, snap.index) for i in range(len(texts))]
 

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from . import history
-from . import pack as packmod
 from .features import build_features
 from .model import roc_auc
 from .scorer import get_state
@@ -45,7 +44,7 @@ def dev_auc(core: Any, index, items: list[dict[str, Any]], vectors: np.ndarray) 
 
 
 def tune(core: Any, apply: bool = True) -> dict[str, Any]:
-    alerts = history.list_alerts(core.paths.db, limit=0, with_feedback=True)
+    alerts = history.list_alerts(core.store, limit=0, with_feedback=True)
     snap = get_state(core).snapshot()
     index = snap.index
     current = {a.id: a.weight for a in index.anchors}
@@ -63,19 +62,11 @@ def tune(core: Any, apply: bool = True) -> dict[str, Any]:
            "proposed_anchors": [{"text": a["text"][:200], "polarity": "positive", "category": "ordinary_task"} for a in fps[:5]],
            "applied": False}
     if changed and ok and apply:
-        import json
+        from .changes import apply_weights
 
-        from ..audit import record_change, record_pack  # lazy: keeps this module light
-
-        saved = dict(packmod.load_weights(core.paths))
-        saved.update(changed)
-        path = packmod.save_weights(core.paths, saved)
-        for anchor_id, w in sorted(changed.items()):
-            record_change(core.paths, actor="cli", action="anchor-reweight", object_type="anchor", object_id=anchor_id,
-                          content=json.dumps({"id": anchor_id, "weight": w, "previous": current[anchor_id],
-                                              "dev_auc_before": out["dev_auc_before"], "dev_auc_after": out["dev_auc_after"]}))
-        record_pack(core.paths, "weights", actor="cli")
-        out.update(applied=True, weights_file=str(path))
+        path = apply_weights(core, changed, current, {"dev_auc_before": out["dev_auc_before"],
+                                                      "dev_auc_after": out["dev_auc_after"]})
+        out.update(applied=True, weights_file=path)
     elif changed and not ok:
         out["reason"] = "dev AUC would drop; weights not applied"
     elif not changed:

@@ -1,9 +1,11 @@
 """A small LRU in front of an embedder, shared by every op of one core.
 
-One UserPromptSubmit embeds the same prompt up to three times (drift check,
-memory recall, the deferred capture); with MiniLM that is ~10 ms each on the
-hook's critical path or competing with it for the two cores. Keyed by the exact
-text, so a hit returns exactly what the model would have returned.
+A hook prompt is embedded once by construction (the UserPromptSubmit handler's
+prompt context), so this is not what keeps that to one model call. It saves
+repeats across ops: anchor texts shared by several pack selections and
+re-embedded after a pack edit, a text the MCP client checks for drift and then
+recalls with. Keyed by the exact text, so a hit returns exactly what the model
+would have returned.
 """
 
 from __future__ import annotations

@@ -212,10 +212,9 @@ def _st_pooling(st) -> tuple[str, bool]:
 def _quantize(folder: Path) -> None:
     """Dynamic int8, per-channel weights (per-tensor loses too much on these models).
 
-    Only MatMul weights are quantised: int8 embedding tables (Gather) cost ~0.04
-    cosine on MiniLM. The FFN output projections stay fp32 because their inputs
-    carry the well-known BERT activation outliers; measured on MiniLM this lifts
-    the worst parity text from 0.97 to 0.99 for ~10 MB more.
+    Only MatMul weights are quantised: int8 embedding tables (Gather) cost too much
+    cosine. The FFN output projections stay fp32 because their inputs carry the
+    well-known BERT activation outliers (the parity figures: models/README.md).
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -257,8 +257,8 @@ def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str
             copy_source(Path(plugin_root), Path(src))
         except OSError as exc:
             return _failed(data, want, f"copying the plugin source: {exc}")
-        # The pip upgrade is optional: measured here, pip 26 installs the [export] set in ~80 s where the
-        # venv's bundled 23.2 takes ~125 s, so it is worth its ~2 s; but the bundled pip can do the job, so
+        # The pip upgrade is optional: a current pip installs the packages much faster than the venv's bundled one
+        # (docs/hooks.md, "Marketplace install"), so it is worth its time; but the bundled pip can do the job, so
         # a failed upgrade (offline, an index down) must not sink the build, nor stall it on pip's retries.
         plan = [
             ("venv", [_base_python(), "-m", "venv", "--clear", venv], True),

@@ -177,7 +177,7 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
         if fast_failed:  # the worker took the request and did not answer: asking again would double the wait
             _drain(stdin)
             raise HookFailure(f"native client: {fast_failed}")
-        if fast_fallback and os.environ.get("COMPASS_LOG_LEVEL", "").upper() == "DEBUG":  # logging costs ~10 ms
+        if fast_fallback and os.environ.get("COMPASS_LOG_LEVEL", "").upper() == "DEBUG":  # logging is slow to import
             _log("debug", "%s: native client handed over: %s", event, fast_fallback)
         payload = read_payload(stdin, int(s["max_stdin_bytes"]))
         if event == "PreToolUse":

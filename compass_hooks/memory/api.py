@@ -1,5 +1,7 @@
 """What the hook handlers call (inside the worker). Contract in docs/architecture.md.
 
+- ``prepare_prompt``: memory's part of the prompt context (:mod:`.prompt`) the UserPromptSubmit handler
+  builds once; ``recall_for_prompt`` and ``capture_prompt`` read that context instead of the raw event.
 - ``capture_prompt`` / ``capture_stop`` / ``ingest_transcript``: see :mod:`.capture`.
 - ``recall_for_prompt``: the few earlier memories most relevant to this prompt,
   above a relevance floor, excluding the prompt itself and the session's last
@@ -21,10 +23,12 @@ from typing import Any
 
 from ..logs import get_logger
 from . import inject
-from .capture import capture_prompt, capture_stop, event_project, field, ingest_transcript, prepare
+from .capture import capture_prompt, capture_stop, event_project, field, ingest_transcript, prepare_prompt
+from .prompt import PromptContext
 from .store import GLOBAL, content_hash
 
-__all__ = ["capture_prompt", "capture_stop", "ingest_transcript", "recall_for_prompt", "session_brief"]
+__all__ = ["PromptContext", "capture_prompt", "capture_stop", "ingest_transcript", "prepare_prompt",
+           "recall_for_prompt", "session_brief"]
 
 DEFAULT_MIN_COSINE = 0.35
 DRIFT_MIN_COSINE = 0.25  # constraints related to a drift alert are worth showing on weaker evidence
@@ -43,11 +47,12 @@ def _cfg(core: Any, key: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _search(core: Any, query: str, project: str, k: int, kinds=None, session=None, exclude_recent=0) -> list[dict]:
+def _search(core: Any, query: str, project: str, k: int, kinds=None, session=None, exclude_recent=0,
+            vector: Any = None) -> list[dict]:
     from . import recall
 
     return recall.search(core, query, project, k=k, kinds=kinds, exclude_session=session,
-                         exclude_recent=exclude_recent)
+                         exclude_recent=exclude_recent, query_vector=vector)
 
 
 def _relevant(hits: list[dict], floor: float, skip_hash: str | None) -> list[dict]:
@@ -62,15 +67,13 @@ def _relevant(hits: list[dict], floor: float, skip_hash: str | None) -> list[dic
     return out
 
 
-def recall_for_prompt(core: Any, event: Any, drift: dict | None = None, budget: int = 1500) -> str:
+def recall_for_prompt(core: Any, prompt: PromptContext, drift: dict | None = None, budget: int = 1500) -> str:
     """A ``Compass — memory`` block for this prompt, or "" when nothing clears the floor."""
-    project = event_project(core, event)
-    if project is None:
-        return ""
-    p = prepare(field(event, "prompt") or "", "user")
+    p = prompt.prepared
     if p is None or len(p.text) < 3:
         return ""
-    session = field(event, "session_id")
+    project = prompt.project or GLOBAL
+    session = prompt.session
     k = int(_cfg(core, "recall_k", 3))
     floor = float(_cfg(core, "min_score", DEFAULT_MIN_COSINE))
     recent = int(_cfg(core, "exclude_recent_turns", 3))
@@ -79,10 +82,12 @@ def recall_for_prompt(core: Any, event: Any, drift: dict | None = None, budget: 
     if drift:
         query = p.text
         if drift.get("category"):
+            # Its own text, so its own embedding: only an alert pays for this second search.
             query = f"{query}\n{str(drift['category']).replace('_', ' ')}"
-        related = _search(core, query, project, 2 * k, kinds=RULE_KINDS, session=session, exclude_recent=recent)
+        related = _search(core, query, project, 2 * k, kinds=RULE_KINDS, session=session, exclude_recent=recent,
+                          vector=prompt.vector(query))
         chosen.extend(_relevant(related, min(floor, DRIFT_MIN_COSINE), own)[:k])
-    hits = _search(core, p.text, project, 3 * k, session=session, exclude_recent=recent)
+    hits = _search(core, p.text, project, 3 * k, session=session, exclude_recent=recent, vector=prompt.vector(p.text))
     chosen.extend(_relevant(hits, floor, own))
     chosen = inject.unique(chosen)[: k + (k if drift else 0)]
     if not chosen:

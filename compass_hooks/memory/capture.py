@@ -15,12 +15,16 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..logs import get_logger
 from ..textrules.instructions import looks_like_instruction
 from . import constraints, inject, privacy, transcript
 from .project import is_opted_out, project_id
+from .store import GLOBAL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .prompt import PromptContext
 
 ASSISTANT_MAX_CHARS = 2000
 # A prompt longer than this that contains a rule keeps the whole prompt as kind
@@ -53,14 +57,21 @@ def enabled(core: Any) -> bool:
         return True
 
 
+def memory_project(core: Any, project: str | None) -> str | None:
+    """``project`` (None: the global scope) when memory is on for it; None when memory is off or it opted out."""
+    if not enabled(core):
+        return None
+    project = project or GLOBAL
+    if is_opted_out(project, core.config):
+        return None
+    return project
+
+
 def event_project(core: Any, event: Any) -> str | None:
     """The event's project id, or None when memory is off or the project opted out."""
     if not enabled(core):
         return None
-    project = project_id(field(event, "cwd"))
-    if is_opted_out(project, core.config):
-        return None
-    return project
+    return memory_project(core, project_id(field(event, "cwd")))
 
 
 def truncate_reply(text: str, limit: int = ASSISTANT_MAX_CHARS) -> str:
@@ -116,14 +127,25 @@ def items_for_prompt(p: Prepared, base: dict[str, Any], key: str) -> list[dict[s
     ]
 
 
-def embed_items(core: Any, items: list[dict[str, Any]]) -> None:
-    """Attach vectors in batches; on failure store without (recall backfills later)."""
+def embed_items(core: Any, items: list[dict[str, Any]], known: Mapping[str, Any] | None = None) -> None:
+    """Attach vectors in batches; on failure store without: the memory is kept and keyword recall finds it,
+    dense recall does not (nothing backfills missing vectors yet).
+    ``known``: vectors by exact text already made with ``core.embedder`` (the prompt's, embedded once
+    while the hook prepared it); only the other texts are embedded here."""
     if not items:
         return
     try:
         emb = core.embedder
-        for i in range(0, len(items), _EMBED_BATCH):
-            part = items[i : i + _EMBED_BATCH]
+        todo = []
+        for it in items:
+            vec = known.get(it["text"]) if known else None
+            if vec is None:
+                todo.append(it)
+            else:
+                it["embedding"] = vec
+                it["model"] = emb.name
+        for i in range(0, len(todo), _EMBED_BATCH):
+            part = todo[i : i + _EMBED_BATCH]
             vecs = emb.embed([it["text"] for it in part])
             for it, v in zip(part, vecs):
                 it["embedding"] = v
@@ -156,21 +178,29 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def capture_prompt(core: Any, event: Any) -> list[int]:
+def prepare_prompt(core: Any, text: str, project: str | None) -> Prepared | None:
+    """Memory's part of a prompt context: the prompt cleaned for storage and search, or None when there is
+    nothing to store or memory is off for ``project`` (checked here once, for recall and capture alike)."""
+    if memory_project(core, project) is None:
+        return None
+    return prepare(text, "user")
+
+
+def capture_prompt(core: Any, prompt: PromptContext) -> list[int]:
     """Store the user's prompt (and a detected rule). Returns the new ids."""
-    project = event_project(core, event)
-    if project is None:
-        return []
-    p = prepare(field(event, "prompt") or "", "user")
+    p = prompt.prepared
     if p is None:
         return []
-    session = field(event, "session_id")
-    key = f"prompt:{session}:{field(event, 'prompt_id') or _sha(p.text)}"
+    project = prompt.project or GLOBAL
+    session = prompt.session
+    key = f"prompt:{session}:{prompt.prompt_id or _sha(p.text)}"
     base = {"project": project, "session": session, "role": "user", "source": "hook"}
     items = items_for_prompt(p, base, key)
     if core.store.existing_keys(project, [it["dedupe_key"] for it in items]):
         return []
-    embed_items(core, items)
+    # The prompt's vector comes from the context; a rule sentence split out of a long prompt is embedded
+    # here, after the answer, rather than making the hook's one embedding call longer.
+    embed_items(core, items, prompt.vectors)
     return [a.id for a in store_items(core, items) if a.new and a.id is not None]
 
 

@@ -6,8 +6,9 @@ Two fusions are kept:
 - ``fuse_scores`` (the default, ``mode="hybrid"``): BM25 divided by the best
   BM25 of this query, plus ``dense_weight`` times the cosine's z-score within
   the searched rows (divided by 3, so a 3-sigma match adds ``dense_weight``).
-  Unlike RRF it keeps *how much* better the top keyword hit is; on LoCoMo it
-  beats RRF by ~16 points of R@10 (0.848 vs 0.690, docs/memory.md).
+  Unlike RRF it keeps *how much* better the top keyword hit is, which is why it
+  ranks the evidence turn higher on LoCoMo (the figures, and the ``eval locomo``
+  command that reproduces them: docs/memory.md, "LoCoMo retrieval").
 
 Then small, documented adjustments:
 - session prior: each memory gets ``session_weight`` x the best fused score in
@@ -24,7 +25,8 @@ Then small, documented adjustments:
 - recency: ``recency_boost`` x 2^(-age / half-life), so last week's memory
   edges out an equally relevant one from last year, never a far better one.
 
-Weights were tuned on LoCoMo conversations 0-4 and checked on 5-9 (held out).
+Weights were tuned on LoCoMo conversations 0-4 and checked on 5-9 (held out);
+the values tried for each, and what they scored, are in docs/memory.md.
 """
 
 from __future__ import annotations
@@ -42,22 +44,22 @@ class Weights:
     dense_weight: float = 0.35
     session_weight: float = 0.2
     context_weight: float = 0.5  # FTS5 column weight of the neighbour-turn context vs 1.0 for the text
-    temporal_weight: float = 0.3  # "when" questions: turns that say yesterday/last week/... (0.15 -> 0.3: +0.003 R@10 on conv 0-4)
+    temporal_weight: float = 0.3  # "when" questions: turns that say yesterday/last week/...
     kind_boost: float = 0.05
     recency_boost: float = 0.05
     recency_half_life_days: float = 14.0
     rrf_k: int = 60
-    # A memory opening "Name:" when the query names that person (imported chat logs). 0.05: +0.003 R@10
-    # on conv 0-4 (0.03 and 0.05 equal, 0.07 +0.002, 0.1 +0.001), 5-9 unchanged (adversarial -0.024, rest up).
+    # A memory opening "Name:" when the query names that person (imported chat logs). Small: a question that
+    # asks one speaker about what the other said must still find the other's turn.
     speaker_boost: float = 0.05
     # A query naming an explicit date ("on 7 July, 2023", "in December 2023"): memories created in that
-    # day / month, widened by date_slack_days each side (time zones). 0.3 +/- 1 day: +0.007 R@10 on conv
-    # 0-4 (0.05 +0.001, 0.1 +0.003, 0.2 +0.004, 0.3 +0.006, 0.5 +0.006; slack 1 day +0.001), 5-9 +0.002.
+    # day / month, widened by date_slack_days each side (time zones). The date is in the context of every
+    # turn of that session, so BM25 cannot pick the session; this does, and the words pick the turn.
     date_boost: float = 0.3
     date_slack_days: float = 1.0
     # Share of the query's adjacent content-word pairs said with at most 3 words between them in the memory's
-    # text (text.pair_proximity). 0.2: +0.002 R@10 on conv 0-4 (0.05 and 0.1 +0, 0.3 +0.001, 0.5 +0.002;
-    # T@1 +0.010), 5-9 +0.002 (T@1 +0.010).
+    # text (text.pair_proximity): BM25 scores the words independently, so "tart" in one turn and
+    # "chocolate" in another would tie with "a chocolate tart".
     proximity_weight: float = 0.2
 
 

@@ -7,10 +7,10 @@ Why this shape:
   every block and merges). No mask over a global matrix, no wasted dot products.
 - Exact search: ``block @ q`` then ``np.argpartition`` for the top k. At 384-d a
   100k-row block is 150 MB of float32 and a query is one 38 M multiply-add matvec,
-  bound by memory bandwidth: ~10-19 ms on this 2-core box. 1M rows (1.5 GB) is
-  still exact but ~10x that; float16 storage halves RAM but is slower per single
-  query (no float16 BLAS), so the step for 1M is a coarse IVF partition (probe a
-  few % of rows, exact re-rank) — docs/memory.md has the measured figures.
+  bound by memory bandwidth. 1M rows (1.5 GB) is still exact but ten times the
+  work; float16 storage halves RAM but is slower per single query (no float16
+  BLAS), so the step for 1M is a coarse IVF partition (probe a few % of rows,
+  exact re-rank). docs/memory.md has the measured times (``bench recall``).
 - Appends are amortised O(1): each block grows geometrically (x2, then x1.25
   past 16k rows), so a new memory never triggers a reload. Forget removes rows by compaction (rare).
 - Thread-safe: one lock guards mutation and the (cheap) snapshot taken by a
@@ -119,10 +119,6 @@ class DenseIndex:
         """Bytes held by the matrices and id arrays (capacity included: what RAM it takes)."""
         with self._lock:
             return sum(b.vecs.nbytes + b.ids.nbytes for b in self._blocks.values())
-
-    def projects(self) -> list[str]:
-        with self._lock:
-            return [p for p, b in self._blocks.items() if b.n]
 
     def add(self, ids: Sequence[int], projects: Sequence[str], vecs: np.ndarray) -> int:
         """Append rows (ids already present are replaced). Returns rows added."""

@@ -93,11 +93,6 @@ def invalidate(core: Any, ids: Iterable[int] | None = None) -> None:
         st.index.remove(ids)
 
 
-def index_stats(core: Any) -> dict:
-    st = _state(core)
-    return {"model": st.model, "rows": len(st.index), "projects": len(st.index.projects()), "last_id": st.last_id}
-
-
 # --------------------------------------------------------------------------- context column
 
 CONTEXT_WINDOW = 2  # neighbouring memories on each side of the same session
@@ -199,27 +194,33 @@ def _check(query: str, k: int, scope: str, mode: str) -> None:
 
 def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequence[str] | None = None,
            exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None, exclude_recent: int = 0,
-           scope: str = "project", mode: str = "hybrid", weights: fusion.Weights | None = None) -> list[dict]:
+           scope: str = "project", mode: str = "hybrid", weights: fusion.Weights | None = None,
+           query_vector: Any = None) -> list[dict]:
     """The ``k`` most relevant memories for ``query``.
 
     ``scope="project"`` searches ``project`` only; ``"global"`` searches every project.
     ``exclude_session`` + ``exclude_recent=N`` leave out the last N memories of that
     session (the turns the model still has in its context). ``mode`` selects the
     fusion (``hybrid`` default; ``rrf``, ``dense``, ``bm25`` for evaluation).
+    ``query_vector``: the query's embedding by ``core.embedder`` when the caller has it already (the hook's
+    prompt, embedded once for drift, recall and capture).
     Result dicts: id, ref, text, score, kind, session, created, role, project,
     plus ``cosine`` and ``bm25`` (raw evidence, for relevance floors).
     """
+    vectors = None if query_vector is None else query_vector.reshape(1, -1)
     return search_many(core, [{"query": query, "project": project, "k": k}], kinds=kinds, exclude_ids=exclude_ids,
                        exclude_session=exclude_session, exclude_recent=exclude_recent, scope=scope, mode=mode,
-                       weights=weights)[0]
+                       weights=weights, vectors=vectors)[0]
 
 
 def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] | None = None,
                 exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None,
                 exclude_recent: int = 0, scope: str = "project", mode: str = "hybrid",
-                weights: fusion.Weights | None = None, project: str | None = None, k: int = 5) -> list[list[dict]]:
+                weights: fusion.Weights | None = None, project: str | None = None, k: int = 5,
+                vectors: Any = None) -> list[list[dict]]:
     """Batch search. Each query is a string or ``{"query", "project"?, "k"?}``
-    (missing fields take the ``project`` / ``k`` arguments). Results in input order."""
+    (missing fields take the ``project`` / ``k`` arguments). Results in input order.
+    ``vectors``: the queries' embeddings, one row per query, when the caller has them."""
     w = weights or fusion.DEFAULT_WEIGHTS
     items = [q if isinstance(q, dict) else {"query": q} for q in queries]
     for it in items:
@@ -236,7 +237,7 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
     qvecs = None
     if mode != "bm25":
         st = _state(core)
-        qvecs = core.embedder.embed([it["query"] for it in items])
+        qvecs = vectors if vectors is not None else core.embedder.embed([it["query"] for it in items])
         # Group by project so each block does one matrix product for all its queries.
         groups: dict[str | None, list[int]] = {}
         for i, it in enumerate(items):

@@ -177,6 +177,15 @@ class Store:
                     raise
         raise StoreError("unreachable")  # pragma: no cover
 
+    # Another feature's table in this file (drift's alerts) goes through these rather than a connection of its
+    # own: the same per-thread connections, pragmas and the one writer path with its retry on "locked".
+    def write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn(conn)`` in one IMMEDIATE transaction on the writer path; returns what it returns."""
+        return self._write(fn)
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        return self._read(sql, args)
+
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         try:
             return self._conn().execute(sql, args).fetchall()
@@ -294,9 +303,6 @@ class Store:
         vec = np.asarray(vector, dtype="<f4").reshape(-1)
         conn.execute("INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?,?,?,?)",
                      (memory_id, model, int(vec.shape[0]), vec.tobytes()))
-
-    def set_embedding(self, memory_id: int, model: str, vector: Any) -> None:
-        self.set_embeddings([memory_id], model, [vector])
 
     def set_embeddings(self, ids: Sequence[int], model: str, vectors: Any) -> None:
         """Store (or replace) vectors for existing memories; ids that were forgotten meanwhile are skipped."""
@@ -461,7 +467,7 @@ class Store:
         """The terms found in more than ``share`` of all rows. FTS5's BM25 clamps their IDF to ~0
         (log((N - n + 0.5) / (n + 0.5)) < 0), so they add nothing to any score but still make the search
         visit and score every row they occur in: dropping them first is rank-neutral and much cheaper
-        on a store whose every row says "test" or "deploy". One doclist count per term (~0.1-0.5 ms)."""
+        on a store whose every row says "test" or "deploy". One doclist count per term."""
         conn = self._conn()
         try:
             n = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
@@ -521,12 +527,6 @@ class Store:
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         vecs = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), dim).astype(np.float32)
         return ids, [r[1] for r in rows], vecs
-
-    def iter_embeddings(self, model: str, project: str | None = None, batch: int = 10_000):
-        """Yield (ids, projects, vectors) batches of ``model``'s vectors, id order."""
-        ids, projects, vecs = self.vectors_since(model, 0, project)
-        for i in range(0, len(ids), batch):
-            yield ids[i : i + batch], projects[i : i + batch], vecs[i : i + batch]
 
     def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[int, str]]:
         """(id, text) of memories without a ``model`` vector (backfill after a model change)."""

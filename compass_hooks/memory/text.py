@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections import Counter
 from typing import Iterable, Sequence
 
 # Words (and CJK runs) as FTS5's unicode61 tokenizer sees them, roughly.
@@ -98,31 +97,6 @@ def fts_or_query(terms: Iterable[str]) -> str:
         if t:
             seen.setdefault(t, None)
     return " OR ".join(fts_quote(t) for t in seen)
-
-
-def prf_terms(query_terms: Sequence[str], top_texts: Sequence[str], n_terms: int = 8,
-              doc_freq: "dict[str, int] | None" = None, n_docs: int = 0) -> list[str]:
-    """Pseudo-relevance feedback: the words most characteristic of the top hits.
-
-    Counts content words over the top texts (a document counts a word once), weighs
-    them by inverse document frequency when ``doc_freq`` is given, and returns the
-    best ``n_terms`` that are not already query terms. No model, no LLM: the classic
-    RM-style expansion that lets a question find the turn that says it differently.
-    """
-    import math
-
-    have = set(query_terms)
-    counts: Counter[str] = Counter()
-    for text in top_texts:
-        counts.update(set(content_terms(text)))
-    scored = []
-    for word, c in counts.items():
-        if word in have or c < 2 and len(top_texts) > 2:
-            continue
-        idf = math.log(1 + (n_docs + 1) / (doc_freq.get(word, 0) + 1)) if doc_freq else 1.0
-        scored.append((c * idf, word))
-    scored.sort(reverse=True)
-    return [w for _, w in scored[:n_terms]]
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",

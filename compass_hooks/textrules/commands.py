@@ -13,8 +13,8 @@ from .secrets import find_secret
 
 
 class RuleHit:
-    """A rule that fired. A plain immutable class: ``dataclasses`` pulls in ``inspect`` (~10 ms), and the
-    PreToolUse hook imports this module on every Bash command."""
+    """A rule that fired. A plain immutable class: ``dataclasses`` pulls in ``inspect`` (slow to import:
+    docs/hooks.md), and the PreToolUse hook imports this module on every Bash command."""
 
     __slots__ = ("rule", "category", "reason")
 

@@ -9,7 +9,6 @@ forwards the raw JSON object and lets the worker normalise it).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
@@ -124,11 +123,3 @@ def parse(event: str, payload: Mapping[str, Any]) -> HookEvent:
         elif value is not None:
             kwargs[f.name] = _check(f.name, value, str)
     return cls(**kwargs)
-
-
-def parse_bytes(event: str, raw: bytes) -> HookEvent:
-    try:
-        payload = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput(f"hook stdin is not JSON: {exc}") from None
-    return parse(event, payload)

@@ -10,7 +10,9 @@ the prompt; in process (no worker) they run inline.
 - SessionStart: on ``source`` compact/resume ingest the transcript first; then the
   session brief (standing constraints, recent decisions) as context. After a
   compaction this is what re-injects the constraints.
-- UserPromptSubmit: capture the prompt; drift check; recall related memories.
+- UserPromptSubmit: prepare the prompt once (:func:`prepare_prompt`: project id, harness verdict, drift's
+  rules, memory's cleaned text, one embedder call), then drift check, recall related memories, and capture
+  the prompt (deferred), all three reading that one context.
 - PreToolUse (Bash): the regex rules -> ``permissionDecision`` per
   ``hooks.pretooluse`` (ask | deny | off). The hook client runs the same check
   without a worker; this handler serves ``compass-hook hook`` and the op.
@@ -22,6 +24,7 @@ the prompt; in process (no worker) they run inline.
 from __future__ import annotations
 
 import time
+from types import MappingProxyType
 from typing import Any, Callable
 
 from ...logs import get_logger
@@ -82,6 +85,40 @@ def _project(ev: events.HookEvent) -> str | None:
         return ev.cwd
 
 
+def prepare_prompt(core: Any, ev: events.UserPromptSubmit, mem: Any = None, drift: Any = None) -> Any:
+    """The prompt context (``memory.prompt.PromptContext``) drift, recall and capture read: the project id,
+    the harness verdict, drift's rules (``drift`` = its api), memory's cleaned text (``mem`` = its api), and
+    the embeddings of the texts they search with, in one embedder call. A feature's part that fails is left
+    out (logged) and that feature does the work itself later, failing the way it always did; the others
+    keep theirs."""
+    from ...memory.prompt import PromptContext
+    from ...textrules.harness import is_harness
+
+    text = ev.prompt or ""
+    project = _project(ev)
+    harness = is_harness(text)
+    rules = None
+    prepared = None
+    wanted: list[str] = []
+    if drift is not None and not harness:
+        rules = _run("drift.prompt_rules", drift.prompt_rules, text)
+        wanted.append(drift.scored_text(text))
+    if mem is not None:
+        prepared = _run("memory.prepare_prompt", mem.prepare_prompt, core, text, project)
+        if prepared is not None:
+            wanted.append(prepared.text)
+    vectors: dict[str, Any] = {}
+    wanted = list(dict.fromkeys(wanted))  # the cleaned prompt is usually the prompt itself: embedded once
+    if wanted:
+        rows = _run("embed prompt", core.embedder.embed, wanted)
+        if rows is not None:
+            for t, row in zip(wanted, rows):
+                row.flags.writeable = False  # shared with the deferred capture's thread
+                vectors[t] = row
+    return PromptContext(text=text, project=project, session=ev.session_id, prompt_id=ev.prompt_id,
+                         harness=harness, rules=rules, prepared=prepared, vectors=MappingProxyType(vectors))
+
+
 def _budget(core: Any) -> int:
     return int(core.config.get("hooks", "budget_chars"))
 
@@ -105,13 +142,15 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
     budget = _budget(core)
     mem = _memory_api()
     drift_api = _drift_api()
+    prompt = _run("prepare_prompt", prepare_prompt, core, ev, mem, drift_api)
+    if prompt is None:
+        return {}
     if mem is not None:
-        _defer(core, "memory.capture_prompt", mem.capture_prompt, core, ev)
+        _defer(core, "memory.capture_prompt", mem.capture_prompt, core, prompt)
     blocks: list[str] = []
     result = None
     if drift_api is not None:
-        result = _run("drift.check_prompt", drift_api.check_prompt, core, ev.prompt,
-                      project=_project(ev), session=ev.session_id)
+        result = _run("drift.check_prompt", drift_api.check_prompt, core, prompt)
         if result and result.get("alert"):
             block = _run("drift.format_block", drift_api.format_block, result, [], default="")
             if block:
@@ -120,7 +159,7 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
     if mem is not None and remaining >= MIN_RECALL_BUDGET:
         # Only an alert asks memory for related constraints (a second search): plain scores do not.
         alert = result if result and result.get("alert") else None
-        recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, ev, drift=alert,
+        recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, prompt, drift=alert,
                       budget=remaining, default="")
         if recall:
             blocks.append(recall)
