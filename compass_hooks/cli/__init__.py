@@ -2,6 +2,9 @@
 
 Commands live in ``compass_hooks/cli/cmd_*.py``; each module defines
 ``register(cli)`` and is discovered here, so feature work never edits this file.
+Other distributions add commands through the ``compass_hooks.cli`` entry point
+group, as llm plugins do: each entry point names a ``register(cli)`` that is
+called with this group at start-up (:func:`_load_plugins`).
 Core errors (:class:`~compass_hooks.errors.CompassError`) become one-line click
 errors here and nowhere else.
 """
@@ -14,6 +17,7 @@ import json
 import os
 import pkgutil
 import sys
+from importlib.metadata import entry_points
 from typing import Any, Iterator
 
 import click
@@ -79,7 +83,34 @@ def _discover() -> None:
             importlib.import_module(f"{__name__}.{mod.name}").register(cli)
 
 
+PLUGIN_GROUP = "compass_hooks.cli"
+
+
+def _load_plugins() -> None:
+    """Call every ``compass_hooks.cli`` entry point's ``register(cli)``. A plugin that fails to import or to
+    register costs its own commands and one line on stderr, never the CLI: the product's commands must keep
+    working whatever else is installed in the environment."""
+    try:
+        found = sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name)
+    except Exception as exc:  # an unreadable dist-info elsewhere in the environment
+        _warn(f"plugins not loaded: {type(exc).__name__}: {exc}")
+        return
+    for ep in found:
+        before = dict(cli.commands)
+        try:
+            ep.load()(cli)
+        except Exception as exc:
+            cli.commands.clear()  # nothing half-registered: a command whose siblings failed may be broken too
+            cli.commands.update(before)
+            _warn(f"plugin {ep.name!r} ({ep.value}) not loaded: {type(exc).__name__}: {exc}")
+
+
+def _warn(message: str) -> None:
+    click.echo("compass-hook: warning: " + " ".join(message.split()), err=True)
+
+
 _discover()
+_load_plugins()
 
 
 def main() -> None:
