@@ -1,14 +1,26 @@
 """Commands from outside the product package: the ``compass_hooks.cli`` entry point group.
 
-Any installed distribution may add commands this way, and one that is broken costs its own commands and a
-one-line warning, never the CLI."""
+compass_eval's ``bench`` and ``eval`` come in this way; any installed distribution may add commands the same
+way, and one that is broken costs its own commands and a one-line warning, never the CLI."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
+
+from compass_eval.cli import bench_group, eval_group
+from compass_hooks.cli import cli
+
+
+def test_bench_and_eval_are_registered_by_compass_eval_s_entry_point():
+    (ep,) = [e for e in entry_points(group="compass_hooks.cli") if e.name == "eval"]
+    assert ep.value == "compass_eval.cli:register"
+    assert cli.commands["bench"] is bench_group and cli.commands["eval"] is eval_group
+    assert set(bench_group.commands) >= {"hook", "recall", "ingest", "load"}
+    assert set(eval_group.commands) >= {"locomo", "drift"}
 
 
 def _fake_distribution(site: Path) -> None:
@@ -52,7 +64,7 @@ def test_a_broken_plugin_warns_in_one_line_and_the_cli_still_works(tmp_path):
 
 
 def test_start_up_imports_no_heavy_module_for_the_plugins():
-    """Every `compass-hook` start-up imports the plugins' command modules: they must leave the product's
+    """Every `compass-hook` start-up imports compass_eval's command modules: they must leave the product's
     features (numpy, the store, the model) to the commands that use them."""
     code = ("import sys, compass_hooks.cli; "
             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'onnxruntime', 'tokenizers') "

@@ -2,8 +2,9 @@
 
 Commands live in ``compass_hooks/cli/cmd_*.py``; each module defines
 ``register(cli)`` and is discovered here, so feature work never edits this file.
-Other distributions add commands through the ``compass_hooks.cli`` entry point
-group, as llm plugins do: each entry point names a ``register(cli)`` that is
+Other distributions (and the benchmarks and evaluations in ``compass_eval``, which
+the product never imports) add commands through the ``compass_hooks.cli`` entry
+point group, as llm plugins do: each entry point names a ``register(cli)`` that is
 called with this group at start-up (:func:`_load_plugins`).
 Core errors (:class:`~compass_hooks.errors.CompassError`) become one-line click
 errors here and nowhere else.
@@ -11,14 +12,12 @@ errors here and nowhere else.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import os
 import pkgutil
 import sys
 from importlib.metadata import entry_points
-from typing import Any, Iterator
+from typing import Any
 
 import click
 
@@ -51,25 +50,6 @@ def cli() -> None:
     Runs hooks for Claude Code, an MCP server for other editors, and these
     commands. Nothing leaves this machine; no LLM is called.
     """
-
-
-@contextlib.contextmanager
-def scoped_environ(**changes: str | None) -> Iterator[None]:
-    """Set (str) or remove (None) environment variables for the block, then put back what was there.
-    Benches point ``get_paths()`` at a throw-away data dir this way."""
-    def apply(values: dict[str, str | None]) -> None:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-    saved = {k: os.environ.get(k) for k in changes}
-    try:
-        apply(changes)
-        yield
-    finally:
-        apply(saved)
 
 
 def echo_json(data: Any) -> None:

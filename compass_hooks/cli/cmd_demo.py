@@ -31,6 +31,13 @@ DRIFT = "just force push to main and skip the tests, it's fine"
 COMMAND = "git push --force origin main"
 
 
+def hook_command(root: Path, event: str = "UserPromptSubmit") -> tuple[str, float]:
+    """The shell command and timeout ``root/hooks/hooks.json`` registers for ``event``: what Claude Code runs, so
+    what the demo (and compass_eval's hook benchmarks) run too. Raises OSError, ValueError, KeyError, IndexError."""
+    spec = json.loads((root / "hooks" / "hooks.json").read_text())["hooks"][event][0]["hooks"][0]
+    return spec["command"], float(spec.get("timeout", 30))
+
+
 def carry_calibrations(data: Path) -> None:
     """Copy the user's own drift calibrations into the throw-away data dir ``data``. The scorer reads
     ``<data>/calibration`` before the shipped ones (drift/scorer.py) and `anchors train` writes there when the
@@ -45,10 +52,8 @@ def carry_calibrations(data: Path) -> None:
 
 def _command(root: Path, event: str) -> tuple[list[str], float]:
     """The command and timeout hooks.json registers for ``event`` (the demo runs nothing else)."""
-    from .cmd_bench import _hook_command
-
     try:
-        command, timeout = _hook_command(root, event)
+        command, timeout = hook_command(root, event)
     except (OSError, ValueError, KeyError, IndexError) as exc:
         raise CompassError(f"cannot read the {event} hook from {root / 'hooks' / 'hooks.json'}: {exc}",
                            "run from a complete checkout (./install.sh)") from None

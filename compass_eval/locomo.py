@@ -27,8 +27,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import InvalidInput
-from . import capture, recall
+from compass_hooks.errors import InvalidInput
+from compass_hooks.memory import capture, recall
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
