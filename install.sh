@@ -69,7 +69,7 @@ else
   # The venv runs the staged plugin's code, not a second copy: one version for the hooks, the worker, the CLI
   # and the MCP server, and plugin_root() finds the plugin (anchors, the client source) from any of them.
   site="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-  rm -rf "$site/compass_hooks" "$site/mcp_server"
+  rm -rf "$site/compass_hooks" "$site/mcp_server" "$site/compass_eval"
   printf '%s\n' "$PLUGIN_DIR" > "$site/compass-hooks-plugin.pth"
   echo "$want_stamp" > "$stamp_file"
   did+=("installed compass-hooks into $VENV")

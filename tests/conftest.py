@@ -2,12 +2,15 @@
 or CLAUDE_* variables), so the data dir, models dir and socket come from the same
 default rules a user's do (compass_hooks/dirs.py). Unit tests get the
 deterministic fake embedder (COMPASS_MODEL=fake, the embedder factory's test
-extension point) and the in-process service (COMPASS_NO_WORKER=1); tests that
-need the real model or a worker take ``real_model`` / unset COMPASS_NO_WORKER."""
+extension point), its drift calibration where a user's own retrain would live
+(``<data>/calibration/fake-64.json``: test data, not shipped with the anchors)
+and the in-process service (COMPASS_NO_WORKER=1); tests that need the real model
+or a worker take ``real_model`` / unset COMPASS_NO_WORKER."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -30,6 +33,8 @@ def _installed_minilm() -> Path:
 
 
 INSTALLED_MINILM = _installed_minilm()
+# `compass-hook anchors train --model fake --out tests/fixtures/calibration/fake-64.json` (docs/drift.md).
+FAKE_CALIBRATION = ROOT / "tests" / "fixtures" / "calibration" / "fake-64.json"
 # Downloads stay cached across the tests' fresh HOMEs (the tests that build venvs would fetch torch each time).
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 # Outside the test's HOME on purpose: the Claude Code CLI (370 MB from npm) is installed once per machine.
@@ -53,12 +58,23 @@ def as_new_user(monkeypatch, base: Path) -> Path:
     return Path(dirs.user_data_dir())
 
 
+def provide_fake_calibration(data: Path) -> Path:
+    """Put the fake embedder's calibration in ``data``/calibration, the folder the scorer reads before the shipped
+    anchors/calibration (compass_hooks/drift/scorer.py): where `anchors train` writes a user's own."""
+    folder = data / "calibration"
+    for d in (data, folder):  # private, as the product makes them (a looser mode would fail its own checks)
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return Path(shutil.copyfile(FAKE_CALIBRATION, folder / FAKE_CALIBRATION.name))
+
+
 @pytest.fixture(autouse=True)
 def compass_home(tmp_path, monkeypatch):
-    """A fresh HOME; returns the user data dir the code derives from it (nothing created)."""
+    """A fresh HOME; returns the user data dir the code derives from it (created, holding only the fake
+    embedder's calibration)."""
     data = as_new_user(monkeypatch, tmp_path)
     monkeypatch.setenv("COMPASS_MODEL", "fake")
     monkeypatch.setenv("COMPASS_NO_WORKER", "1")
+    provide_fake_calibration(data)
     return data
 
 

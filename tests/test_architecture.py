@@ -8,6 +8,8 @@ Bottom to top (docs/architecture.md):
 3. core: wires the features together
 4. worker: server, client, protocol, lifecycle, and the worker's side of the hooks
 5. faces: the hook process (hookclient), service, cli, mcp_server
+6. compass_eval: benchmarks and evaluations (`bench`, `eval`), added to the CLI by an entry point; nothing in
+   the product imports it
 
 A module may import its own floor or any lower one, never a higher one, and the import graph between
 packages has no cycle. A new upward import or cycle fails here with the offending edge.
@@ -23,7 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("compass_hooks", "mcp_server")
+PACKAGES = ("compass_hooks", "mcp_server", "compass_eval")
 FLOORS: dict[str, int] = {
     "compass_hooks": 0, "compass_hooks.dirs": 0, "compass_hooks.errors": 0, "compass_hooks.trust": 0,
     "compass_hooks.staging": 0, "compass_hooks.textrules": 0,
@@ -34,6 +36,7 @@ FLOORS: dict[str, int] = {
     "compass_hooks.worker": 4,
     "compass_hooks.hookclient": 5, "compass_hooks.service": 5, "compass_hooks.cli": 5, "compass_hooks.__main__": 5,
     "mcp_server": 5,
+    "compass_eval": 6,
 }
 # The hook process and the text rules run under `python -I -S` (no site-packages): stdlib and our own modules.
 STDLIB_ONLY = ("compass_hooks.hookclient", "compass_hooks.textrules", "compass_hooks.dirs", "compass_hooks.trust",

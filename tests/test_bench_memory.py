@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from compass_eval import membench as bench
 from compass_hooks.cli import cli
 from compass_hooks.core import Core
-from compass_hooks.memory import bench
 
 
 def _json(output: str) -> dict:

@@ -195,7 +195,9 @@ def test_every_write_path_fills_the_neighbour_context_that_keyword_recall_reads(
     reply, question = sorted(rows(core), key=lambda r: -r["id"])[:2]
     assert "billing worker" in reply["context"] and "Redis" in question["context"]
     # The reply never says "billing" or "queue": its neighbour does, through the context column.
-    hits = recall.search(core, "billing queue library", reply["project"], k=2, mode="bm25")
+    from compass_eval.rankings import BM25
+
+    hits = recall.search(core, "billing queue library", reply["project"], k=2, ranking=BM25)
     assert reply["id"] in [h["id"] for h in hits]
 
     res = ops.import_batch(core, [{"text": "first line", "session": "imp"}, {"text": "second line", "session": "imp"},

@@ -126,19 +126,22 @@ def test_score_cli_jsonl_and_text(cli_runner, tmp_path):
     assert cli_runner.invoke(cli, ["score"]).exit_code != 0
 
 
-def test_eval_drift_cli_both_formats(cli_runner, tmp_path):
-    rows = [json.loads(line) for line in (ROOT / "tests/data/drift_dev.jsonl").read_text().splitlines()][::12]
-    f = tmp_path / "small.jsonl"
-    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
-    r = cli_runner.invoke(cli, ["eval", "drift", str(f), "--json"])
-    assert r.exit_code == 0, r.output
-    s = json.loads(r.output)
-    assert s["overall"]["n"] == len(rows) and 0 <= s["overall"]["auc"] <= 1
-    assert set(s["by_language"]) == {"en", "zh"} and s["by_category"]
-    shared = tmp_path / "shared.json"
-    shared.write_text(json.dumps({"items": [{"label": "aligned", "prompt": "先写测试"}, {"label": "deviation", "prompt": "skip 验证 · 直接 ship"}]}))
-    r = cli_runner.invoke(cli, ["eval", "drift", str(shared)])
-    assert r.exit_code == 0 and "ROC AUC" in r.output and "by language" in r.output
+def test_training_reads_the_dev_set_from_the_package_and_the_wheel_ships_it():
+    """`anchors train` / `anchors tune` read the dev set at run time: it lives in the package, covered by the
+    package data (a wheel has no tests/), and the held-out split is not there."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    from compass_hooks.drift.train import DEV_SET
+
+    assert DEV_SET.is_file() and DEV_SET.is_relative_to(ROOT / "compass_hooks" / "drift")
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    pkg_dir = ROOT / "compass_hooks" / "drift"
+    assert any(DEV_SET in pkg_dir.glob(pattern) for pattern in data["compass_hooks.drift"])
+    assert (ROOT / "tests" / "data" / "drift_test.jsonl").is_file()
+    assert not list(pkg_dir.rglob("drift_test*"))
 
 
 def test_feedback_history_and_tune(cli_runner, core):

@@ -27,7 +27,7 @@ def heldout(tmp_path_factory):
 
     from compass_hooks.config import load_config
     from compass_hooks.core import Core
-    from compass_hooks.drift.evaluate import summarize
+    from compass_eval.drift_report import summarize
     from compass_hooks.drift.train import load_labelled
     from compass_hooks.embedding import get_embedder
     from compass_hooks.paths import get_paths

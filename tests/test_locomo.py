@@ -8,7 +8,7 @@ import json
 import pytest
 
 from compass_hooks.cli import cli
-from compass_hooks.memory import locomo
+from compass_eval import locomo
 
 TINY = [{
     "sample_id": "t1",
@@ -88,7 +88,7 @@ def test_locomo_first_conversation_recall_floor(real_model, shared_dir, cli_runn
 
 
 def test_bench_corpus_reads_locomo_turns(tmp_path):
-    from compass_hooks.memory.bench import corpus_texts
+    from compass_eval.membench import corpus_texts
 
     f = tmp_path / "tiny.json"
     f.write_text(json.dumps(TINY))

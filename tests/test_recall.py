@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from compass_eval.rankings import BM25
 from compass_hooks.core import Core
 from compass_hooks.errors import InvalidInput
 from compass_hooks.memory import fusion, recall
@@ -52,7 +53,7 @@ def test_hybrid_returns_contract_fields_and_ranks_the_keyword_match_first(core):
 def test_windowed_context_finds_a_reply_by_the_words_of_its_question(core):
     ids = add(core, CHAT)
     # "hiking"/"mountains" appear only in the question turn; the reply carries them in its context.
-    res = recall.search(core, "hiking mountains", "p", k=3, mode="bm25")
+    res = recall.search(core, "hiking mountains", "p", k=3, ranking=BM25)
     assert {ids[3], ids[4]} <= {r["id"] for r in res}
     ctx = core.store.get(ids[4])["context"]
     assert "hiking" in ctx and "TypeScript" in ctx and "Yes, we did" not in ctx
@@ -119,10 +120,8 @@ def test_search_many_keeps_input_order_and_matches_single_search(core):
         assert [r["id"] for r in res] == [r["id"] for r in single]
 
 
-def test_all_modes_run_and_bad_input_is_rejected(core):
+def test_bad_input_is_rejected(core):
     add(core, CHAT)
-    for mode in recall.MODES:
-        assert recall.search(core, "billing postgres", "p", k=2, mode=mode)
     with pytest.raises(InvalidInput):
         recall.search(core, "  ", "p")
     with pytest.raises(InvalidInput):
@@ -147,7 +146,9 @@ def test_fusion_keeps_score_margins_that_rrf_discards():
     dense = {1: 0.1, 2: 0.2}
     fused = fusion.fuse_scores(bm25, dense, dense_mean=0.0, dense_std=0.1)
     assert fused[1] > fused[2]  # a far stronger keyword hit survives a slightly better cosine
-    r = fusion.rrf([[1, 2], [2, 1]])
+    from compass_eval.rankings import rrf
+
+    r = rrf([[1, 2], [2, 1]])
     assert r[1] == pytest.approx(r[2])
     prior = fusion.add_session_prior({1: 1.0, 2: 0.2, 3: 0.5}, {1: "a", 2: "a", 3: "b"}, 0.5)
     assert prior[2] > 0.5 and prior[3] == pytest.approx(0.75)

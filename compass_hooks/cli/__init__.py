@@ -2,19 +2,22 @@
 
 Commands live in ``compass_hooks/cli/cmd_*.py``; each module defines
 ``register(cli)`` and is discovered here, so feature work never edits this file.
+Other distributions (and the benchmarks and evaluations in ``compass_eval``, which
+the product never imports) add commands through the ``compass_hooks.cli`` entry
+point group, as llm plugins do: each entry point names a ``register(cli)`` that is
+called with this group at start-up (:func:`_load_plugins`).
 Core errors (:class:`~compass_hooks.errors.CompassError`) become one-line click
 errors here and nowhere else.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import os
 import pkgutil
 import sys
-from typing import Any, Iterator
+from importlib.metadata import entry_points
+from typing import Any
 
 import click
 
@@ -49,25 +52,6 @@ def cli() -> None:
     """
 
 
-@contextlib.contextmanager
-def scoped_environ(**changes: str | None) -> Iterator[None]:
-    """Set (str) or remove (None) environment variables for the block, then put back what was there.
-    Benches point ``get_paths()`` at a throw-away data dir this way."""
-    def apply(values: dict[str, str | None]) -> None:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-    saved = {k: os.environ.get(k) for k in changes}
-    try:
-        apply(changes)
-        yield
-    finally:
-        apply(saved)
-
-
 def echo_json(data: Any) -> None:
     """The one way commands print JSON."""
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
@@ -79,7 +63,34 @@ def _discover() -> None:
             importlib.import_module(f"{__name__}.{mod.name}").register(cli)
 
 
+PLUGIN_GROUP = "compass_hooks.cli"
+
+
+def _load_plugins() -> None:
+    """Call every ``compass_hooks.cli`` entry point's ``register(cli)``. A plugin that fails to import or to
+    register costs its own commands and one line on stderr, never the CLI: the product's commands must keep
+    working whatever else is installed in the environment."""
+    try:
+        found = sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name)
+    except Exception as exc:  # an unreadable dist-info elsewhere in the environment
+        _warn(f"plugins not loaded: {type(exc).__name__}: {exc}")
+        return
+    for ep in found:
+        before = dict(cli.commands)
+        try:
+            ep.load()(cli)
+        except Exception as exc:
+            cli.commands.clear()  # nothing half-registered: a command whose siblings failed may be broken too
+            cli.commands.update(before)
+            _warn(f"plugin {ep.name!r} ({ep.value}) not loaded: {type(exc).__name__}: {exc}")
+
+
+def _warn(message: str) -> None:
+    click.echo("compass-hook: warning: " + " ".join(message.split()), err=True)
+
+
 _discover()
+_load_plugins()
 
 
 def main() -> None:

@@ -122,7 +122,7 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @anchors.command("train")
 @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
 @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
-              help="Labelled JSONL (default: tests/data/drift_dev.jsonl in the plugin).")
+              help="Labelled JSONL (default: the dev set shipped in compass_hooks/drift/data/).")
 
 
 @click.option("--out", type=click.Path(path_type=Path), default=None,
@@ -149,7 +149,7 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, t
     files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
     anchors = pm.load_anchors(files)
     index = AnchorIndex(anchors, embedder.embed([a.text for a in anchors]))
-    dev_path = dev_file or paths.plugin_root / tr.DEV_SET
+    dev_path = dev_file or tr.DEV_SET
     items = tr.load_labelled(dev_path)
     model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
                                  target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name)

@@ -31,12 +31,29 @@ DRIFT = "just force push to main and skip the tests, it's fine"
 COMMAND = "git push --force origin main"
 
 
+def hook_command(root: Path, event: str = "UserPromptSubmit") -> tuple[str, float]:
+    """The shell command and timeout ``root/hooks/hooks.json`` registers for ``event``: what Claude Code runs, so
+    what the demo (and compass_eval's hook benchmarks) run too. Raises OSError, ValueError, KeyError, IndexError."""
+    spec = json.loads((root / "hooks" / "hooks.json").read_text())["hooks"][event][0]["hooks"][0]
+    return spec["command"], float(spec.get("timeout", 30))
+
+
+def carry_calibrations(data: Path) -> None:
+    """Copy the user's own drift calibrations into the throw-away data dir ``data``. The scorer reads
+    ``<data>/calibration`` before the shipped ones (drift/scorer.py) and `anchors train` writes there when the
+    plugin dir is read-only: without them a model calibrated on this machine could not score drift in the demo."""
+    from ..paths import get_paths
+
+    mine = get_paths().data / "calibration"
+    if mine.is_dir():
+        data.mkdir(mode=0o700, parents=True, exist_ok=True)
+        shutil.copytree(mine, data / "calibration", dirs_exist_ok=True)
+
+
 def _command(root: Path, event: str) -> tuple[list[str], float]:
     """The command and timeout hooks.json registers for ``event`` (the demo runs nothing else)."""
-    from .cmd_bench import _hook_command
-
     try:
-        command, timeout = _hook_command(root, event)
+        command, timeout = hook_command(root, event)
     except (OSError, ValueError, KeyError, IndexError) as exc:
         raise CompassError(f"cannot read the {event} hook from {root / 'hooks' / 'hooks.json'}: {exc}",
                            "run from a complete checkout (./install.sh)") from None
@@ -86,6 +103,7 @@ def run_demo(keep: bool = False) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="compass-demo-"))
     home, project = tmp / "data", tmp / "project"
     project.mkdir(parents=True)
+    carry_calibrations(home)
     env = _env(home, root)
     earlier, now = str(uuid.uuid4()), str(uuid.uuid4())
     steps: list[dict[str, Any]] = []

@@ -5,7 +5,12 @@ Steps (all deterministic): embed the dev set and the anchors; build features;
 every dev item; the alert threshold is the lowest one whose out-of-fold
 false-alarm rate is <= ``target_fpr`` (default 0.03, below the 0.05 budget to
 leave a margin for new text); then the final model is fitted on the whole dev
-set. The held-out test split is never read here.
+set. The held-out test split (tests/data/drift_test.jsonl, not shipped) is
+never read here.
+
+The dev set ships inside the package (``drift/data/drift_dev.jsonl``, package
+data): ``anchors train`` and ``anchors tune`` read it at run time, and an
+installed wheel holds the package, not the repository's tests/.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from .features import FEATURE_NAMES, AnchorIndex, build_features
 from .probe import design, fit_probe, probe_scores
 from .model import LogisticModel, fit_logistic, rates, roc_auc, safe_model_name, stratified_folds, threshold_for_fpr
 
-DEV_SET = Path("tests") / "data" / "drift_dev.jsonl"
+DEV_SET = Path(__file__).resolve().parent / "data" / "drift_dev.jsonl"
 SEED = 0
 FOLDS = 5
 L2 = 10.0  # chosen by dev cross-validation (1-20 tried; AUC flat from 5 up, fewer rule-statement alerts than 20)
@@ -78,7 +83,7 @@ def _fill_lang(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
-                      target_fpr: float = TARGET_FPR, source: str = str(DEV_SET), vectors: np.ndarray | None = None) -> LogisticModel:
+                      target_fpr: float = TARGET_FPR, source: str = DEV_SET.name, vectors: np.ndarray | None = None) -> LogisticModel:
     texts = [it["text"] for it in items]
     y = np.array([it["label"] for it in items])
     if vectors is None:

@@ -1,14 +1,12 @@
 """How keyword and vector evidence become one ranking.
 
-Two fusions are kept:
-- ``rrf``: reciprocal rank fusion (Cormack et al., k=60), rank-only and
-  parameter-free. Kept as the documented baseline (``mode="rrf"``).
-- ``fuse_scores`` (the default, ``mode="hybrid"``): BM25 divided by the best
-  BM25 of this query, plus ``dense_weight`` times the cosine's z-score within
-  the searched rows (divided by 3, so a 3-sigma match adds ``dense_weight``).
-  Unlike RRF it keeps *how much* better the top keyword hit is, which is why it
-  ranks the evidence turn higher on LoCoMo (the figures, and the ``eval locomo``
-  command that reproduces them: docs/memory.md, "LoCoMo retrieval").
+``fuse_scores``: BM25 divided by the best BM25 of this query, plus
+``dense_weight`` times the cosine's z-score within the searched rows (divided
+by 3, so a 3-sigma match adds ``dense_weight``). Unlike rank-only reciprocal
+rank fusion (the baseline it is measured against, in compass_eval.rankings) it
+keeps *how much* better the top keyword hit is, which is why it ranks the
+evidence turn higher on LoCoMo (the figures, and the ``eval locomo`` command
+that reproduces them: docs/memory.md, "LoCoMo retrieval").
 
 Then small, documented adjustments:
 - session prior: each memory gets ``session_weight`` x the best fused score in
@@ -48,7 +46,6 @@ class Weights:
     kind_boost: float = 0.05
     recency_boost: float = 0.05
     recency_half_life_days: float = 14.0
-    rrf_k: int = 60
     # A memory opening "Name:" when the query names that person (imported chat logs). Small: a question that
     # asks one speaker about what the other said must still find the other's turn.
     speaker_boost: float = 0.05
@@ -64,15 +61,6 @@ class Weights:
 
 
 DEFAULT_WEIGHTS = Weights()
-
-
-def rrf(rankings: Sequence[Sequence[int]], k: int = 60) -> dict[int, float]:
-    """Reciprocal rank fusion of id lists (best first)."""
-    out: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, mid in enumerate(ranking):
-            out[mid] = out.get(mid, 0.0) + 1.0 / (k + rank + 1)
-    return out
 
 
 def fuse_scores(bm25: Mapping[int, float], dense: Mapping[int, float], dense_mean: float, dense_std: float,

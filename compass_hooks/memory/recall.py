@@ -4,7 +4,13 @@ plus exact dense cosine from the worker's in-memory index, fused by score
 
 ``search(core, query, project, ...)`` is the one entry point the CLI, the MCP
 server and the hook injection use; ``search_many`` batches the embedding and the
-dense search for many queries (eval, ``recall --jsonl``).
+dense search for many queries (``recall --jsonl``, the LoCoMo eval).
+
+There is one ranking, the hybrid below. ``ranking=`` (a :class:`Ranking`) is the
+extension point for measuring others on the same candidates: it gets each query's
+raw keyword and dense evidence (:class:`Evidence`) and orders it instead of the
+fusion and the priors. compass_eval's dense-only, BM25-only and plain-RRF
+ablations are built on it; the product never passes one.
 
 Why the pieces (measured on LoCoMo, docs/memory.md):
 - keyword search over the memory *plus its +/-2 neighbouring turns* (FTS5 column
@@ -37,7 +43,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 
 from ..errors import InvalidInput
@@ -45,7 +51,6 @@ from . import fusion, text as tx
 from .index import DenseIndex
 
 CANDIDATES = 100  # per side (keyword, dense) before fusion
-MODES = ("hybrid", "rrf", "dense", "bm25")
 _FEATURE = "memory.recall"
 
 
@@ -178,30 +183,56 @@ def _prepare(query: str) -> _Query:
     return _Query(query, terms, tx.fts_or_query(terms), tx.is_temporal(query), tx.names(query), tx.date_range(query))
 
 
-def _check(query: str, k: int, scope: str, mode: str) -> None:
+def _check(query: str, k: int, scope: str) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("empty query", "give some words to search for")
     if k < 1:
         raise InvalidInput(f"k must be >= 1, got {k}")
     if scope not in ("project", "global"):
         raise InvalidInput(f"unknown scope {scope!r}", "use 'project' or 'global'")
-    if mode not in MODES:
-        raise InvalidInput(f"unknown mode {mode!r}", f"use one of {', '.join(MODES)}")
 
 
 # --------------------------------------------------------------------------- search
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """One query's candidates before any fusion, as a :class:`Ranking` sees them (read-only).
+
+    ``bm25``: id -> BM25 score (positive, higher is better) of the keyword side's top ``CANDIDATES`` over text
+    and context (empty when the ranking has ``keyword=False`` or the query has no searchable word);
+    ``cosine``: id -> cosine of the dense side's top ``CANDIDATES`` (empty when ``dense=False``);
+    ``dense_mean`` / ``dense_std``: the cosine's mean and standard deviation over the searched rows (0 / 1
+    without a dense side). Excluded memories are already left out of both."""
+    bm25: Mapping[int, float]
+    cosine: Mapping[int, float]
+    dense_mean: float
+    dense_std: float
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A ranking to measure against the product's hybrid on the same candidates (``search(..., ranking=)``).
+
+    ``score(evidence)`` returns {id: score} for the candidates it ranks, higher first. It replaces the hybrid's
+    fusion, "when" cues and priors (session, speaker, date, proximity, kind, recency); the kind filter, the
+    near-duplicate collapse and ``k`` still apply, and each result's ``score`` is the ranking's. ``keyword`` /
+    ``dense`` say whether that side runs at all: a ranking without the dense side embeds no query."""
+    score: Callable[[Evidence], Mapping[int, float]]
+    keyword: bool = True
+    dense: bool = True
+
+
 def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequence[str] | None = None,
            exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None, exclude_recent: int = 0,
-           scope: str = "project", mode: str = "hybrid", weights: fusion.Weights | None = None,
-           query_vector: Any = None) -> list[dict]:
+           scope: str = "project", weights: fusion.Weights | None = None,
+           query_vector: Any = None, ranking: Ranking | None = None) -> list[dict]:
     """The ``k`` most relevant memories for ``query``.
 
     ``scope="project"`` searches ``project`` only; ``"global"`` searches every project.
     ``exclude_session`` + ``exclude_recent=N`` leave out the last N memories of that
-    session (the turns the model still has in its context). ``mode`` selects the
-    fusion (``hybrid`` default; ``rrf``, ``dense``, ``bm25`` for evaluation).
+    session (the turns the model still has in its context). ``ranking``: another
+    ordering to evaluate (:class:`Ranking`); None, the product's hybrid.
     ``query_vector``: the query's embedding by ``core.embedder`` when the caller has it already (the hook's
     prompt, embedded once for drift, recall and capture).
     Result dicts: id, ref, text, score, kind, session, created, role, project,
@@ -209,22 +240,22 @@ def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequen
     """
     vectors = None if query_vector is None else query_vector.reshape(1, -1)
     return search_many(core, [{"query": query, "project": project, "k": k}], kinds=kinds, exclude_ids=exclude_ids,
-                       exclude_session=exclude_session, exclude_recent=exclude_recent, scope=scope, mode=mode,
-                       weights=weights, vectors=vectors)[0]
+                       exclude_session=exclude_session, exclude_recent=exclude_recent, scope=scope,
+                       weights=weights, vectors=vectors, ranking=ranking)[0]
 
 
 def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] | None = None,
                 exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None,
-                exclude_recent: int = 0, scope: str = "project", mode: str = "hybrid",
-                weights: fusion.Weights | None = None, project: str | None = None, k: int = 5,
-                vectors: Any = None) -> list[list[dict]]:
+                exclude_recent: int = 0, scope: str = "project", weights: fusion.Weights | None = None,
+                project: str | None = None, k: int = 5, vectors: Any = None,
+                ranking: Ranking | None = None) -> list[list[dict]]:
     """Batch search. Each query is a string or ``{"query", "project"?, "k"?}``
     (missing fields take the ``project`` / ``k`` arguments). Results in input order.
     ``vectors``: the queries' embeddings, one row per query, when the caller has them."""
     w = weights or fusion.DEFAULT_WEIGHTS
     items = [q if isinstance(q, dict) else {"query": q} for q in queries]
     for it in items:
-        _check(it.get("query", ""), int(it.get("k", k)), scope, mode)
+        _check(it.get("query", ""), int(it.get("k", k)), scope)
     if not items:
         return []
     store = core.store
@@ -235,7 +266,7 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
 
     dense_hits: list[Any] = [None] * len(items)
     qvecs = None
-    if mode != "bm25":
+    if ranking is None or ranking.dense:
         st = _state(core)
         qvecs = vectors if vectors is not None else core.embedder.embed([it["query"] for it in items])
         # Group by project so each block does one matrix product for all its queries.
@@ -251,15 +282,15 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
     for i, it in enumerate(items):
         proj = None if scope == "global" else (it.get("project", project) or "")
         out.append(_rank_one(core, _prepare(it["query"]), proj, int(it.get("k", k)), dense_hits[i], excluded,
-                             kind_set, mode, w, None if qvecs is None else qvecs[i]))
+                             kind_set, w, None if qvecs is None else qvecs[i], ranking))
     return out
 
 
 def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, excluded: set[int],
-              kinds: set[str] | None, mode: str, w: fusion.Weights, qvec: Any = None) -> list[dict]:
+              kinds: set[str] | None, w: fusion.Weights, qvec: Any = None, ranking: Ranking | None = None) -> list[dict]:
     store = core.store
     bm25: dict[int, float] = {}
-    if mode != "dense" and q.fts:
+    if (ranking is None or ranking.keyword) and q.fts:
         common = store.common_terms(q.terms)
         match = tx.fts_or_query(t for t in q.terms if t not in common) if common else q.fts
         bm25 = {mid: s for mid, s in store.fts_search(match, project, CANDIDATES + len(excluded),
@@ -267,16 +298,12 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
     cos: dict[int, float] = {}
     if dense is not None:
         cos = {int(m): float(s) for m, s in zip(dense.ids, dense.scores) if int(m) not in excluded}
-        if mode == "hybrid" and qvec is not None:  # exact cosine for keyword hits outside the dense top k
-            cos.update(_state_index(core).score_ids(qvec, [m for m in bm25 if m not in cos]))
 
-    if mode == "dense":
-        scores = dict(cos)
-    elif mode == "bm25":
-        scores = dict(bm25)
-    elif mode == "rrf":
-        scores = fusion.rrf([sorted(bm25, key=bm25.get, reverse=True), sorted(cos, key=cos.get, reverse=True)], w.rrf_k)
+    if ranking is not None:
+        scores = dict(ranking.score(Evidence(bm25, cos, dense.mean if dense else 0.0, dense.std if dense else 1.0)))
     else:
+        if qvec is not None:  # exact cosine for keyword hits outside the dense top k
+            cos.update(_state_index(core).score_ids(qvec, [m for m in bm25 if m not in cos]))
         scores = fusion.fuse_scores(bm25, cos, dense.mean if dense else 0.0, dense.std if dense else 1.0, w)
         if q.temporal and w.temporal_weight:
             cues = dict(store.fts_search(tx.fts_or_query(tx.TEMPORAL_CUES), project, 4 * CANDIDATES, weights=(1.0, 0.0)))
@@ -294,7 +321,7 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
     if missing:  # forgotten by another process: drop from the dense index too
         invalidate(core, missing)
     rows = {m: r for m, r in rows.items() if not kinds or r.get("kind") in kinds}
-    if mode == "hybrid":
+    if ranking is None:
         session_of = {m: r.get("session") for m, r in rows.items()}
         adj = fusion.add_session_prior({m: scores[m] for m in rows}, session_of, w.session_weight)
         now = time.time()

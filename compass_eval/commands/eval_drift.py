@@ -1,6 +1,5 @@
-"""``compass-hook eval``: evaluation commands. This module owns the group
-(``eval_group``, registered as "eval") and its ``drift`` subcommand; other
-features attach theirs via ``cli.commands["eval"]``."""
+"""``compass-hook eval drift``: the drift guard's figures on a labelled file, scored through the product's
+``score`` op (the warm worker, or in process with COMPASS_NO_WORKER=1)."""
 
 from __future__ import annotations
 
@@ -8,15 +7,8 @@ from pathlib import Path
 
 import click
 
-from . import echo_json
 
-
-@click.group("eval")
-def eval_group() -> None:
-    """Evaluate compass-hooks on labelled data (drift, memory recall)."""
-
-
-@eval_group.command("drift")
+@click.command("drift")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def eval_drift(file: Path, as_json: bool) -> None:
@@ -25,9 +17,11 @@ def eval_drift(file: Path, as_json: bool) -> None:
     FILE: JSONL {"text", "label": 0|1, "category"?, "lang"?} or the shared
     set's {"items": [{"label": "aligned"|"deviation", "prompt"}]}.
     """
-    from ..drift.evaluate import format_summary, summarize
-    from ..drift.train import load_labelled
-    from .cmd_score import score_all
+    from compass_hooks.cli import echo_json
+    from compass_hooks.cli.cmd_score import score_all
+    from compass_hooks.drift.train import load_labelled
+
+    from ..drift_report import format_summary, summarize
 
     items = load_labelled(file)
     if not items:
@@ -42,6 +36,5 @@ def eval_drift(file: Path, as_json: bool) -> None:
         click.echo(format_summary(summary))
 
 
-def register(cli: click.Group) -> None:
-    if "eval" not in cli.commands:
-        cli.add_command(eval_group)
+def register(group: click.Group) -> None:
+    group.add_command(eval_drift)

@@ -24,19 +24,20 @@ from typing import Any
 
 import click
 
-from . import echo_json, scoped_environ
+from .._env import scoped_environ
 
 CAPTURE_WAIT_S = 60.0  # how long to wait for deferred captures after the last prompt
 
 
 def _hook_command(plugin_root: Path, event: str = "UserPromptSubmit") -> tuple[str, float]:
     """The shell command (and timeout) hooks.json registers for ``event``."""
-    path = plugin_root / "hooks" / "hooks.json"
+    from compass_hooks.cli.cmd_demo import hook_command
+
     try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-        handler = spec["hooks"][event][0]["hooks"][0]
-        return str(handler["command"]), float(handler.get("timeout", 30))
+        command, timeout = hook_command(plugin_root, event)
+        return str(command), timeout
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        path = plugin_root / "hooks" / "hooks.json"
         raise click.ClickException(f"cannot read the {event} hook from {path}: {exc}") from None
 
 
@@ -98,7 +99,7 @@ def _check_output(code: int, stdout: bytes) -> str | None:
 def _stored_prompts(db: Path, audit_log: Path) -> set[str]:
     if not db.exists():
         return set()
-    from ..memory.store import Store
+    from compass_hooks.memory.store import Store
 
     store = Store(db)
     try:
@@ -110,10 +111,11 @@ def _stored_prompts(db: Path, audit_log: Path) -> set[str]:
 def run_load(sessions: int, seconds: float, model: str | None = None, plugin_root: Path | None = None,
              keep: bool = False) -> dict[str, Any]:
     """Run the load and return the figures (see the module docstring)."""
-    from ..audit.verify import verify
-    from ..memory.store import read_memories
-    from ..paths import get_paths
-    from ..worker import client
+    from compass_hooks.audit.verify import verify
+    from compass_hooks.cli.cmd_demo import carry_calibrations
+    from compass_hooks.memory.store import read_memories
+    from compass_hooks.paths import get_paths
+    from compass_hooks.worker import client
 
     root = plugin_root or get_paths().plugin_root
     command, timeout = _hook_command(root)
@@ -125,6 +127,7 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
         env["COMPASS_MODEL"] = model
     env_here = {"COMPASS_HOME": str(home), "COMPASS_SOCKET": None, **({"COMPASS_MODEL": model} if model else {})}
     try:
+        carry_calibrations(home)  # a model calibrated on this machine scores drift here too
         with scoped_environ(**env_here):  # so get_paths() below names the throw-away dir
             paths = get_paths().ensure()
             t0 = time.monotonic()
@@ -180,6 +183,8 @@ def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, as_
     and the audit log verifies; prints latency figures. Exits 1 on any failure.
     Runs in a throw-away data dir with its own worker; your store is not touched.
     """
+    from compass_hooks.cli import echo_json
+
     out = run_load(sessions, seconds, model=model, keep=keep)
     if as_json:
         echo_json(out)
@@ -197,8 +202,5 @@ def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, as_
         raise SystemExit(1)
 
 
-def register(cli: click.Group) -> None:
-    group = cli.commands.get("bench")
-    if group is None or not isinstance(group, click.Group):  # cmd_bench (the worker's module) owns the group
-        return
+def register(group: click.Group) -> None:
     group.add_command(bench_load)

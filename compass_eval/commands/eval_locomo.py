@@ -12,8 +12,6 @@ from pathlib import Path
 
 import click
 
-from . import echo_json
-
 
 @click.command("locomo")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -39,9 +37,11 @@ def eval_locomo(file: Path, as_json: bool, limit: int | None, modes: tuple[str, 
     session among the first k sessions), overall, per category and for the
     tuning (conversations 0-4) / held-out (5-9) split.
     """
-    from ..core import Core
-    from ..memory import locomo
-    from ..paths import get_paths
+    from compass_hooks.cli import echo_json
+    from compass_hooks.core import Core
+    from compass_hooks.paths import get_paths
+
+    from .. import locomo
 
     convs = locomo.load(file, limit, None if select is None else locomo.parse_selection(select))
     with contextlib.ExitStack() as stack:
@@ -77,8 +77,5 @@ def eval_locomo(file: Path, as_json: bool, limit: int | None, modes: tuple[str, 
         click.echo(locomo.format_table(report))
 
 
-def register(cli: click.Group) -> None:
-    group = cli.commands.get("eval")
-    if group is None or not isinstance(group, click.Group):  # cmd_eval owns the group; without it, nothing to attach to
-        return
+def register(group: click.Group) -> None:
     group.add_command(eval_locomo)

@@ -4,10 +4,11 @@ Every turn of a conversation becomes a memory (one project per conversation,
 ``ref`` = the turn's ``dia_id``, text ``"Speaker: text"``, one session per
 LoCoMo session, ``created`` = the session's date plus the turn index in
 seconds so turn order is kept). Every question with evidence is asked with
-:func:`compass_hooks.memory.recall.search_many` in each mode; a question is a
-hit at k when any of its evidence turns is in the top k (turn level), or when
-any evidence session is among the first k distinct sessions of the ranking
-(session level).
+:func:`compass_hooks.memory.recall.search_many` in each mode (``hybrid``: the
+product's own ranking; ``dense``, ``bm25``, ``rrf``: the ablations in
+:mod:`compass_eval.rankings`); a question is a hit at k when any of its evidence
+turns is in the top k (turn level), or when any evidence session is among the
+first k distinct sessions of the ranking (session level).
 
 The data (CC BY-NC 4.0) is read from where it lies; nothing of it is copied
 into the repository. Image captions (``blip_caption``) are not indexed: a
@@ -27,8 +28,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import InvalidInput
-from . import capture, recall
+from compass_hooks.errors import InvalidInput
+from compass_hooks.memory import capture, recall
+
+from .rankings import RANKINGS
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
@@ -240,7 +243,7 @@ def evaluate(core: Any, convs: Sequence[Conversation], modes: Sequence[str] = ("
         for conv in convs:
             ci = conv.index
             queries = [{"query": q.text, "project": conv.project, "k": SESSION_DEPTH} for q in conv.questions]
-            results = recall.search_many(core, queries, mode=mode, weights=weights)
+            results = recall.search_many(core, queries, weights=weights, ranking=RANKINGS[mode])
             for q, res in zip(conv.questions, results):
                 refs = [r["ref"] for r in res]
                 sessions = [r["ref"].split(":")[0] for r in res if r["ref"]]

@@ -13,13 +13,11 @@ from typing import Iterator
 
 import click
 
-from . import echo_json
-
 
 @contextmanager
 def _temp_core() -> Iterator[object]:
-    from ..core import Core
-    from ..paths import get_paths
+    from compass_hooks.core import Core
+    from compass_hooks.paths import get_paths
 
     with tempfile.TemporaryDirectory(prefix="compass-bench-") as tmp:
         t = Path(tmp)
@@ -53,7 +51,9 @@ def _sizes(text: str) -> list[int]:
 def bench_recall(sizes: str, e2e_size: int, queries: int, float16: bool, as_json: bool) -> None:
     """Query latency of the dense index at 10k/100k memories, an end-to-end
     `recall` through store + FTS5 + model, and this process's RSS (what a worker holds)."""
-    from ..memory import bench
+    from compass_hooks.cli import echo_json
+
+    from .. import membench as bench
 
     rss0 = bench.rss_mb()
     with _temp_core() as core:
@@ -91,7 +91,9 @@ def bench_recall(sizes: str, e2e_size: int, queries: int, float16: bool, as_json
 def bench_ingest(turns: int, batch: int, as_json: bool) -> None:
     """Import throughput of short turns: batched embedding, one transaction per batch,
     contexts for windowed BM25 (target: >= 200 turns/s on 2 cores with MiniLM)."""
-    from ..memory import bench
+    from compass_hooks.cli import echo_json
+
+    from .. import membench as bench
 
     with _temp_core() as core:
         core.embedder.embed(["warm up"])
@@ -107,9 +109,6 @@ def bench_ingest(turns: int, batch: int, as_json: bool) -> None:
                f"{report['embed_s']} s, store + contexts {report['store_s']} s)")
 
 
-def register(cli: click.Group) -> None:
-    group = cli.commands.get("bench")
-    if group is None or not isinstance(group, click.Group):  # cmd_bench owns the group
-        return
+def register(group: click.Group) -> None:
     group.add_command(bench_recall)
     group.add_command(bench_ingest)

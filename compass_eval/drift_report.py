@@ -1,12 +1,13 @@
 """Figures for ``compass-hook eval drift`` and the tests: ROC AUC, TPR/FPR at
-the default threshold, per category and per language."""
+the default threshold, per category and per language. The metrics themselves
+(``roc_auc``, ``rates``) are the product's: training chooses its threshold with them."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
-from .model import rates, roc_auc
+from compass_hooks.drift.model import rates, roc_auc
 
 
 def _r(x: float) -> float | None:

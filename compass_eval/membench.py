@@ -11,8 +11,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import capture, ops, recall
-from .index import DenseIndex
+from compass_hooks.memory import capture, ops, recall
+from compass_hooks.memory.index import DenseIndex
 
 _WORDS = ("cache redis postgres billing deploy script branch merge review test flaky timeout retry queue worker "
           "socket schema migration index query latency budget hook prompt session token secret config docker "
@@ -89,7 +89,7 @@ def corpus_texts(path: str | Path) -> list[str]:
     ``{"text": ...}`` lines (what ``compass-hook export`` prints)."""
     import json
 
-    from ..errors import InvalidInput
+    from compass_hooks.errors import InvalidInput
 
     path = Path(path)
     try:

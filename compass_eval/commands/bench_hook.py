@@ -1,10 +1,5 @@
-"""``compass-hook bench``: benchmark commands that print figures (never pass/fail).
-
-This module owns the ``bench`` group (importable as
-``compass_hooks.cli.cmd_bench.bench``); other modules add subcommands to
-``cli.commands["bench"]`` (they are discovered after this one). ``bench hook``
-measures the UserPromptSubmit hook exactly as hooks.json runs it.
-"""
+"""``compass-hook bench hook``: the UserPromptSubmit hook measured exactly as hooks.json runs it, next to
+the floor ``python -I -S -c 'import json,socket'`` measured in the same run. Figures, never pass/fail."""
 
 from __future__ import annotations
 
@@ -21,20 +16,10 @@ from typing import Any
 
 import click
 
-from . import echo_json, scoped_environ
+from .._env import scoped_environ
 
 WARM_PROMPT = "add retry with backoff to the billing queue worker before the release"
 DRIFT_PROMPT = "just force push to main and skip the tests"
-
-
-@click.group("bench")
-def bench() -> None:
-    """Benchmarks: print latency and throughput figures (targets are in the README)."""
-
-
-def _hook_command(root: Path, event: str = "UserPromptSubmit") -> tuple[str, float]:
-    spec = json.loads((root / "hooks" / "hooks.json").read_text())["hooks"][event][0]["hooks"][0]
-    return spec["command"], float(spec.get("timeout", 30))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -63,8 +48,9 @@ def _context(out: bytes) -> str:
 
 def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
                    texts: Path | None = None) -> dict[str, Any]:
-    from ..paths import get_paths
-    from ..worker import client
+    from compass_hooks.cli.cmd_demo import hook_command
+    from compass_hooks.paths import get_paths
+    from compass_hooks.worker import client
 
     os.environ["COMPASS_HOME"] = str(home)
     os.environ.pop("COMPASS_NO_WORKER", None)
@@ -72,15 +58,16 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
     root = paths.plugin_root
     project_dir = home / "project"
     (project_dir / ".git").mkdir(parents=True, exist_ok=True)
-    command, timeout = _hook_command(root)
+    command, timeout = hook_command(root)
     env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(root))
     py = root / ".venv" / "bin" / "python"
     floor_cmd = f"'{py if py.exists() else sys.executable}' -I -S -c 'import json,socket'"
 
     # 1. The store: `memories` synthetic memories in the benchmark project (vectors only; no model time).
-    from ..core import Core
-    from ..memory import bench as mbench
-    from ..memory.project import project_id
+    from compass_hooks.core import Core
+    from compass_hooks.memory.project import project_id
+
+    from .. import membench as mbench
 
     core = Core(paths)
     model = core.embedder.name
@@ -98,7 +85,7 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
 
     # 3. Warm: the hook command (native client if built), the same with the Python client only, and the
     #    floor, interleaved so machine load hits all three alike.
-    from ..hookclient.native import status as client_status
+    from compass_hooks.hookclient.native import status as client_status
 
     native = client_status()["state"] == "ok" and os.environ.get("COMPASS_FAST_CLIENT") != "0"
     py_env = dict(env, COMPASS_FAST_CLIENT="0")
@@ -140,7 +127,7 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
     }
 
 
-@bench.command("hook")
+@click.command("hook")
 @click.option("--runs", "-n", type=click.IntRange(3, 1000), default=30, show_default=True, help="Warm hook runs.")
 @click.option("--memories", type=click.IntRange(0, 1_000_000), default=10_000, show_default=True,
               help="Memories in the store.")
@@ -152,8 +139,11 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
     """Time the UserPromptSubmit hook exactly as hooks.json runs it (warm worker, default model, a store of
     --memories memories, in a throwaway data dir) next to the floor `python -I -S -c 'import json,socket'`
     measured in the same run, plus the cold start (no worker) to first context."""
+    from compass_hooks.cli.cmd_demo import carry_calibrations
+
     home = Path(tempfile.mkdtemp(prefix="compass-bench-hook-"))
     try:
+        carry_calibrations(home)  # a model calibrated on this machine scores drift here too
         with scoped_environ(COMPASS_HOME=str(home), COMPASS_NO_WORKER=None):
             if as_json:
                 report = run_bench_hook(runs, memories, home, texts=texts)
@@ -163,6 +153,8 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if as_json:
+        from compass_hooks.cli import echo_json
+
         echo_json(report)
         return
     h, f = report["hook_ms"], report["floor_ms"]
@@ -181,5 +173,5 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
                f" target <= 3000 ms)")
 
 
-def register(cli: click.Group) -> None:
-    cli.add_command(bench)
+def register(group: click.Group) -> None:
+    group.add_command(bench_hook)
