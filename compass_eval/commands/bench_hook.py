@@ -52,7 +52,6 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
     from compass_hooks.paths import get_paths
     from compass_hooks.worker import client
 
-    os.environ["COMPASS_HOME"] = str(home)
     os.environ.pop("COMPASS_NO_WORKER", None)
     paths = get_paths().ensure()
     root = paths.plugin_root
@@ -139,12 +138,12 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
     """Time the UserPromptSubmit hook exactly as hooks.json runs it (warm worker, default model, a store of
     --memories memories, in a throwaway data dir) next to the floor `python -I -S -c 'import json,socket'`
     measured in the same run, plus the cold start (no worker) to first context."""
-    from compass_hooks.cli.cmd_demo import carry_calibrations
+    from compass_hooks.cli.cmd_demo import carry_calibrations, throwaway_env
 
     home = Path(tempfile.mkdtemp(prefix="compass-bench-hook-"))
     try:
         carry_calibrations(home)  # a model calibrated on this machine scores drift here too
-        with scoped_environ(COMPASS_HOME=str(home), COMPASS_NO_WORKER=None):
+        with scoped_environ(**throwaway_env(home), COMPASS_NO_WORKER=None):
             if as_json:
                 report = run_bench_hook(runs, memories, home, texts=texts)
             else:

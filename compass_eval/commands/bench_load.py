@@ -112,7 +112,7 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
              keep: bool = False) -> dict[str, Any]:
     """Run the load and return the figures (see the module docstring)."""
     from compass_hooks.audit.verify import verify
-    from compass_hooks.cli.cmd_demo import carry_calibrations
+    from compass_hooks.cli.cmd_demo import carry_calibrations, throwaway_env
     from compass_hooks.memory.store import read_memories
     from compass_hooks.paths import get_paths
     from compass_hooks.worker import client
@@ -122,10 +122,11 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
     tmp = Path(tempfile.mkdtemp(prefix="compass-load-"))
     home = tmp / "home"
     env = {k: v for k, v in os.environ.items() if k not in ("COMPASS_NO_WORKER", "COMPASS_SOCKET", "CLAUDE_PLUGIN_DATA")}
-    env.update({"COMPASS_HOME": str(home), "CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PROJECT_DIR": str(tmp)})
+    throwaway = throwaway_env(home)
     if model:
-        env["COMPASS_MODEL"] = model
-    env_here = {"COMPASS_HOME": str(home), "COMPASS_SOCKET": None, **({"COMPASS_MODEL": model} if model else {})}
+        throwaway["COMPASS_MODEL"] = model
+    env.update({**throwaway, "CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PROJECT_DIR": str(tmp)})
+    env_here: dict[str, str | None] = {**throwaway, "COMPASS_SOCKET": None}
     try:
         carry_calibrations(home)  # a model calibrated on this machine scores drift here too
         with scoped_environ(**env_here):  # so get_paths() below names the throw-away dir

@@ -77,18 +77,31 @@ def _context(result: dict[str, Any] | None) -> str:
     return str((result.get("hookSpecificOutput") or {}).get("additionalContext") or "")
 
 
-def _env(home: Path, root: Path) -> dict[str, str]:
+def throwaway_env(home: Path) -> dict[str, str]:
+    """What a tool needs to run the real hooks against a throw-away data dir ``home`` (the demo, the benches):
+    the data dir moved, but the runtime venv and the model stay this install's (COMPASS_HOME alone would move
+    the runtime venv lookup to ``home/venv`` and the models to ``home/models``, where there are none)."""
     from ..config import load_config
+    from ..embedding.manifest import find_model
+    from ..errors import CompassError
     from ..paths import get_paths
 
     paths = get_paths()
     cfg = load_config(paths.config)
+    name = str(cfg.get("model", "name"))
+    try:
+        models = str(find_model(name).path.parent) if not name.startswith("fake") else str(paths.models)
+    except CompassError:
+        models = str(paths.models)  # not exported: the hooks say so, which is what the caller will show
+    return {"COMPASS_HOME": str(home), "COMPASS_VENV": sys.prefix, "COMPASS_MODEL_DIR": models,
+            "COMPASS_MODEL": name, "COMPASS_INT8": "1" if cfg.get("model", "int8") else "0"}
+
+
+def _env(home: Path, root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPASS_") and k != "CLAUDE_PLUGIN_DATA"}
+    env.update(throwaway_env(home))
     env.update({
-        "CLAUDE_PLUGIN_ROOT": str(root), "COMPASS_HOME": str(home), "COMPASS_MODEL_DIR": str(paths.models),
-        # The throw-away data dir has no runtime venv of its own: the hooks run in this one.
-        "COMPASS_VENV": sys.prefix,
-        "COMPASS_MODEL": str(cfg.get("model", "name")), "COMPASS_INT8": "1" if cfg.get("model", "int8") else "0",
+        "CLAUDE_PLUGIN_ROOT": str(root),
         # The demo's first prompt starts its own worker: let it wait for the model instead of failing open.
         "COMPASS_COLD_START": "60",
     })
