@@ -1,6 +1,12 @@
 """Capture without an LLM: user prompts, the assistant's final reply, and
 transcript turns not yet stored.
 
+Prompts and Stop replies are made durable before the hook answers: their items
+(cleaned as below, ``created`` = when the hook ran) are committed to the store's
+capture queue and become memories afterwards, embedded in batches
+(:mod:`.queue`); without a worker that happens at once. So a worker that stops,
+restarts or is killed loses nothing it answered.
+
 Everything passes through the same preparation: our own Compass blocks and
 harness text out, ``<private>`` spans out, secrets redacted, instruction-like
 text flagged, then constraint/decision/correction detection on user text.
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,11 +142,13 @@ def embed_items(core: Any, items: list[dict[str, Any]]) -> None:
             it.pop("model", None)
 
 
-def store_items(core: Any, items: list[dict[str, Any]], actor: str | None = None) -> list[Any]:
+def store_items(core: Any, items: list[dict[str, Any]], actor: str | None = None,
+                dequeue: list[int] | tuple[int, ...] = ()) -> list[Any]:
     """``store.add_many`` plus the FTS ``context`` (neighbour turns, date) of the new rows:
     windowed keyword recall depends on it, so every write path goes through here.
-    The context is derived data: if it fails the memories stay and only lack it."""
-    added = core.store.add_many(items, actor=actor) if items else []
+    The context is derived data: if it fails the memories stay and only lack it.
+    ``dequeue``: the capture-queue rows these items came from (deleted in the same transaction)."""
+    added = core.store.add_many(items, actor=actor, dequeue=dequeue) if items or dequeue else []
     # An imported row that brings its own context (an export read back) keeps it.
     fresh = [a.id for a, it in zip(added, items) if a.new and a.id is not None and not it.get("context")]
     if fresh:
@@ -156,8 +165,8 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def capture_prompt(core: Any, event: Any) -> list[int]:
-    """Store the user's prompt (and a detected rule). Returns the new ids."""
+def prompt_items(core: Any, event: Any, created: float | None = None) -> list[dict[str, Any]]:
+    """The store items for a hook prompt (and a detected rule); [] when nothing is to be stored."""
     project = event_project(core, event)
     if project is None:
         return []
@@ -166,16 +175,13 @@ def capture_prompt(core: Any, event: Any) -> list[int]:
         return []
     session = field(event, "session_id")
     key = f"prompt:{session}:{field(event, 'prompt_id') or _sha(p.text)}"
-    base = {"project": project, "session": session, "role": "user", "source": "hook"}
-    items = items_for_prompt(p, base, key)
-    if core.store.existing_keys(project, [it["dedupe_key"] for it in items]):
-        return []
-    embed_items(core, items)
-    return [a.id for a in store_items(core, items) if a.new and a.id is not None]
+    base = {"project": project, "session": session, "role": "user", "source": "hook",
+            "created": time.time() if created is None else created}
+    return items_for_prompt(p, base, key)
 
 
-def capture_stop(core: Any, event: Any) -> int | None:
-    """Store ``last_assistant_message`` (cut at a sentence end) as an assistant memory."""
+def stop_item(core: Any, event: Any, created: float | None = None) -> dict[str, Any] | None:
+    """The store item for ``last_assistant_message`` (cut at a sentence end), or None."""
     project = event_project(core, event)
     if project is None:
         return None
@@ -183,13 +189,26 @@ def capture_stop(core: Any, event: Any) -> int | None:
     if p is None:
         return None
     session = field(event, "session_id")
-    item = {"project": project, "session": session, "role": "assistant", "kind": "note", "source": "hook",
-            "text": p.text, "flags": p.flags, "dedupe_key": f"stop:{session}:{_sha(p.text)}"}
-    if core.store.existing_keys(project, [item["dedupe_key"]]) or core.store.has_hash(project, p.text, session):
-        return None
-    embed_items(core, [item])
-    added = store_items(core, [item])[0]
-    return added.id if added.new else None
+    return {"project": project, "session": session, "role": "assistant", "kind": "note", "source": "hook",
+            "text": p.text, "flags": p.flags, "dedupe_key": f"stop:{session}:{_sha(p.text)}",
+            "created": time.time() if created is None else created}
+
+
+def capture_prompt(core: Any, event: Any) -> list[int]:
+    """Make the user's prompt (and a detected rule) durable and store it: at once without a worker (returns
+    the new ids), after the hook's answer with one (returns [])."""
+    from . import queue
+
+    return queue.journal(core, "prompt", prompt_items(core, event))
+
+
+def capture_stop(core: Any, event: Any) -> int | None:
+    """Make ``last_assistant_message`` durable and store it as an assistant memory (as :func:`capture_prompt`)."""
+    from . import queue
+
+    item = stop_item(core, event)
+    ids = queue.journal(core, "stop", [item] if item else [])
+    return ids[0] if ids else None
 
 
 def ingest_transcript(core: Any, event: Any) -> int:

@@ -2,10 +2,10 @@
 
 Each feature call is wrapped on its own (:func:`_run`): a failing or missing
 feature (drift, memory) is logged and skipped, the others still run, and the hook
-still answers. Captures are *deferred* when the worker offers it
-(``core.state["worker.defer"]``): they run on the worker's background thread
-right after the answer is sent, so writing SQLite and the audit log never delays
-the prompt; in process (no worker) they run inline.
+still answers. Captures are committed to the store's capture queue here, before
+the answer (~1 ms, so a worker that stops or dies loses nothing it answered), and
+stored on the worker's background thread afterwards (``memory.queue``); in
+process (no worker) they are stored at once.
 
 - SessionStart: on ``source`` compact/resume ingest the transcript first; then the
   session brief (standing constraints, recent decisions) as context. After a
@@ -43,14 +43,6 @@ def _run(name: str, fn: Callable[..., Any], *args: Any, default: Any = None, **k
         ms = (time.perf_counter() - t0) * 1000
         if ms > 200:
             log.warning("%s took %.0f ms", name, ms)
-
-
-def _defer(core: Any, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    defer = core.state.get("worker.defer")
-    if defer is None:
-        _run(name, fn, *args, **kwargs)
-    else:
-        defer(lambda: _run(name, fn, *args, **kwargs))
 
 
 def _memory_api() -> Any:
@@ -105,8 +97,8 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
     budget = _budget(core)
     mem = _memory_api()
     drift_api = _drift_api()
-    if mem is not None:
-        _defer(core, "memory.capture_prompt", mem.capture_prompt, core, ev)
+    if mem is not None:  # durable before the answer; stored after it
+        _run("memory.capture_prompt", mem.capture_prompt, core, ev)
     blocks: list[str] = []
     result = None
     if drift_api is not None:
@@ -143,7 +135,7 @@ def pre_compact(core: Any, ev: events.PreCompact) -> dict[str, Any]:
 
 def stop(core: Any, ev: events.Stop) -> dict[str, Any]:
     mem = _memory_api()
-    if mem is not None:  # inline: nobody waits on Stop, and the capture must not sit in a queue
+    if mem is not None:  # durable before the answer; stored after it
         _run("memory.capture_stop", mem.capture_stop, core, ev)
     return {}
 
