@@ -1,17 +1,19 @@
-"""The capture spool: hook captures kept on disk when the worker could not take them.
+"""The capture spool: hook captures on disk between the hook's answer and the memory store.
 
-A hook that fails open (no worker yet, a worker killed mid-request, a cold start
-longer than the budget, a store that cannot be written) still let the prompt
-through: Claude Code got its answer and the user expects it remembered. So the
-prompt (or the Stop reply) is written here and the worker moves it into the
-store's capture queue (:mod:`compass_hooks.memory.queue`) when it next runs.
+Every prompt and Stop reply a hook answers is written here first (~0.1 ms, no
+lock shared with anything), then stored as a memory by the worker's background
+thread (:mod:`compass_hooks.memory.queue`), which deletes the entry once the
+memory is committed. A hook that fails open (no worker yet, a worker killed
+mid-request, a cold start longer than the budget) writes its prompt here too, so
+the next worker stores it. Nothing answered depends on a worker staying alive.
 
 One small JSON file per entry in ``<data>/spool/`` (0600 in a 0700 dir), written
 under a temporary name and renamed: a reader never sees half an entry and
-concurrent hooks never interleave. Names sort by time, so entries are taken
-oldest first. An entry the worker cannot read is renamed ``*.bad`` (kept for a
-look, never retried). Writing stops at :data:`MAX_ENTRIES` files so a worker
-that never comes back cannot fill the disk.
+concurrent writers never interleave. Names sort by time, so entries are taken
+oldest first. An entry that cannot be stored is renamed ``*.bad`` (kept for a
+look, counted by ``doctor``, never retried). Writing stops at
+:data:`MAX_ENTRIES` waiting entries so a worker that never comes back cannot
+fill the disk.
 
 Entries: ``{"v": 1, "time": unix s, "event": "UserPromptSubmit"|"Stop", "payload": {...}}`` from the hook
 process (texts already without ``<private>`` spans and secrets), or ``{"v": 1, "time", "event":
@@ -22,6 +24,7 @@ Stdlib only: the hook process imports it on its failure path.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -32,29 +35,36 @@ if TYPE_CHECKING:  # typing costs milliseconds to import in the hook process
 
 DIR_NAME = "spool"
 SUFFIX = ".json"
-MAX_ENTRIES = 10_000
-_seq = 0
+BAD = ".bad"
+MAX_ENTRIES = 50_000  # ~1 KB each: tens of MB, days of prompts for a worker that does not come back
+_CAP_CHECK_S = 1.0  # the cap is a directory scan: a busy worker checks it at most this often
+_seq = itertools.count()  # next() is atomic: threads of one process never share a name
+_cap = {"checked": 0.0, "full": False}
 
 
 def spool_dir(data: str | os.PathLike) -> str:
     return os.path.join(os.fspath(data), DIR_NAME)
 
 
-def write(data: str | os.PathLike, entry: dict[str, Any]) -> str | None:
-    """Write one entry; its path, or None when it could not be written (disk full, no permission, too many
-    entries waiting). Never raises."""
-    global _seq
+class SpoolFull(OSError):
+    """:data:`MAX_ENTRIES` captures wait already: the worker is not storing them."""
+
+
+def write(data: str | os.PathLike, entry: dict[str, Any]) -> str:
+    """Write one entry; returns its path. Raises OSError (ENOSPC for a full disk) or :class:`SpoolFull`;
+    nothing half-written is left behind."""
     folder = spool_dir(data)
-    tmp = None
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    now = time.monotonic()
+    if now - _cap["checked"] >= _CAP_CHECK_S:
+        _cap["checked"], _cap["full"] = now, count(data) >= MAX_ENTRIES
+    if _cap["full"]:
+        raise SpoolFull(f"{MAX_ENTRIES} captures already wait in {folder} (is the worker running?)")
+    name = f"{time.time_ns():020d}-{os.getpid()}-{next(_seq)}{SUFFIX}"
+    tmp = os.path.join(folder, f".{name}.tmp")
+    body = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        if count(data) >= MAX_ENTRIES:
-            return None
-        _seq += 1
-        name = f"{time.time_ns():020d}-{os.getpid()}-{_seq}{SUFFIX}"
-        tmp = os.path.join(folder, f".{name}.tmp")
-        body = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             view = memoryview(body)
             while view:
@@ -64,13 +74,12 @@ def write(data: str | os.PathLike, entry: dict[str, Any]) -> str | None:
         final = os.path.join(folder, name)
         os.replace(tmp, final)
         return final
-    except (OSError, ValueError, TypeError):
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        return None
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _names(data: str | os.PathLike) -> list[str]:
@@ -94,21 +103,33 @@ def has_entries(data: str | os.PathLike) -> bool:
         return False
 
 
-def entries(data: str | os.PathLike, limit: int = 500) -> list[tuple[str, dict[str, Any] | None]]:
-    """Up to ``limit`` entries, oldest first: (path, the entry, or None when it cannot be read as one)."""
+def pending(data: str | os.PathLike, limit: int | None = None) -> list[str]:
+    """Paths of the waiting entries, oldest first (at most ``limit``)."""
     folder = spool_dir(data)
-    out: list[tuple[str, dict[str, Any] | None]] = []
-    for name in _names(data)[:limit]:
-        path = os.path.join(folder, name)
-        try:
-            with open(path, "rb") as fh:
-                obj = json.loads(fh.read().decode("utf-8"))
-        except FileNotFoundError:
-            continue  # taken by another reader
-        except (OSError, UnicodeDecodeError, ValueError):
-            obj = None
-        out.append((path, obj if isinstance(obj, dict) else None))
-    return out
+    names = _names(data)
+    return [os.path.join(folder, n) for n in (names if limit is None else names[:limit])]
+
+
+def read(path: str) -> dict[str, Any] | None:
+    """One entry; None when it is gone (taken by another reader) or cannot be read as an entry (the caller
+    sets it aside: :func:`quarantine`). Raises nothing."""
+    try:
+        with open(path, "rb") as fh:
+            obj = json.loads(fh.read().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def bad_count(data: str | os.PathLike) -> int:
+    """Entries set aside (``*.bad``)."""
+    try:
+        with os.scandir(spool_dir(data)) as it:
+            return sum(1 for e in it if e.name.endswith(BAD))
+    except OSError:
+        return 0
 
 
 def remove(path: str) -> None:
@@ -119,8 +140,8 @@ def remove(path: str) -> None:
 
 
 def quarantine(path: str) -> None:
-    """Keep an unreadable entry for a look (``*.bad``), out of the way of the reader."""
+    """Keep an entry that cannot be stored for a look (``*.bad``), out of the way of the reader."""
     try:
-        os.replace(path, path + ".bad")
+        os.replace(path, path + BAD)
     except OSError:
         pass

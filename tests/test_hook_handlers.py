@@ -39,10 +39,12 @@ def test_memory_failure_keeps_the_drift_block_and_capture_is_durable_then_deferr
     monkeypatch.setattr(mem_api, "recall_for_prompt", lambda *a, **k: 1 / 0)
     out = handlers.handle(core, "UserPromptSubmit", _ups("just force push to main and skip the tests"))
     assert out["additionalContext"].startswith("Compass — drift check")
-    assert core.store.backlog()["captures_pending"] == 1  # on disk before the answer
+    from compass_hooks import spool
+
+    assert spool.count(core.paths.data) == 1  # on disk before the answer
     assert len(queued) == 1 and core.store.count() == 0  # stored on the worker's background thread
     queued[0]()
-    assert core.store.backlog()["captures_pending"] == 0 and core.store.count() == 1
+    assert spool.count(core.paths.data) == 0 and core.store.count() == 1
 
 
 def test_pretooluse_modes(monkeypatch):

@@ -257,12 +257,11 @@ def _spool(s: dict[str, Any] | None, event: str | None, payload: dict[str, Any] 
         kept = {k: payload[k] for k in ("session_id", "prompt_id", "cwd") if isinstance(payload.get(k), str)}
         kept[name] = clean
         entry = {"v": 1, "time": time.time(), "event": event, "payload": kept, "redacted": bool(private or secrets)}
-        if spool.write(s["data"], entry):
-            _log("info", "%s: kept in the capture spool for the worker", event)
-        else:
-            _log("error", "%s: LOST: could not write the capture spool in %s", event, s["data"])
+        spool.write(s["data"], entry)
+        _log("info", "%s: kept in the capture spool for the worker", event)
     except Exception as exc:  # the spool must never be what breaks the hook
-        _log("error", "%s: LOST: capture spool failed: %s: %s", event, type(exc).__name__, exc)
+        _log("error", "%s: LOST: could not write the capture spool in %s: %s: %s", event, s.get("data"),
+             type(exc).__name__, exc)
 
 
 def _emit_quietly(event: str, result: dict[str, Any], stdout: TextIO) -> None:

@@ -2,10 +2,10 @@
 transcript turns not yet stored.
 
 Prompts and Stop replies are made durable before the hook answers: their items
-(cleaned as below, ``created`` = when the hook ran) are committed to the store's
-capture queue and become memories afterwards, embedded in batches
-(:mod:`.queue`); without a worker that happens at once. So a worker that stops,
-restarts or is killed loses nothing it answered.
+(cleaned as below, ``created`` = when the hook ran) are written to the capture
+spool and become memories afterwards, embedded in batches (:mod:`.queue`);
+without a worker that happens at once. So a worker that stops, restarts or is
+killed loses nothing it answered.
 
 Everything passes through the same preparation: our own Compass blocks and
 harness text out, ``<private>`` spans out, secrets redacted, instruction-like
@@ -142,13 +142,11 @@ def embed_items(core: Any, items: list[dict[str, Any]]) -> None:
             it.pop("model", None)
 
 
-def store_items(core: Any, items: list[dict[str, Any]], actor: str | None = None,
-                dequeue: list[int] | tuple[int, ...] = ()) -> list[Any]:
+def store_items(core: Any, items: list[dict[str, Any]], actor: str | None = None) -> list[Any]:
     """``store.add_many`` plus the FTS ``context`` (neighbour turns, date) of the new rows:
     windowed keyword recall depends on it, so every write path goes through here.
-    The context is derived data: if it fails the memories stay and only lack it.
-    ``dequeue``: the capture-queue rows these items came from (deleted in the same transaction)."""
-    added = core.store.add_many(items, actor=actor, dequeue=dequeue) if items or dequeue else []
+    The context is derived data: if it fails the memories stay and only lack it."""
+    added = core.store.add_many(items, actor=actor) if items else []
     # An imported row that brings its own context (an export read back) keeps it.
     fresh = [a.id for a, it in zip(added, items) if a.new and a.id is not None and not it.get("context")]
     if fresh:

@@ -23,10 +23,6 @@ Schema (v3):
   ``porter unicode61`` tokenizer, kept in sync by triggers (forget removes rows).
 - ``tombstones(project, key)`` (v2): dedupe keys and content hashes of forgotten
   memories, so re-reading a transcript does not bring a forgotten turn back.
-- ``capture_queue`` (v3): hook captures written before the hook answers (the
-  items already cleaned, ``created`` = when the hook ran), deleted in the same
-  transaction that stores their memories; ``failed`` 1 = rejected for good, kept
-  for ``doctor``. A worker that stops or dies leaves the rest for the next one.
 - ``audit_pending`` (v3): one intent per memory change (actor, action, id, the
   content's SHA-256), committed with the change and cleared once the audit log
   has its entry; what a crash leaves between the two is appended later
@@ -122,15 +118,6 @@ def _split(sql: str) -> list[str]:
 
 
 _V3 = """
-CREATE TABLE capture_queue (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    created REAL NOT NULL,
-    event TEXT NOT NULL,
-    items TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    failed INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT
-);
 CREATE TABLE audit_pending (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created REAL NOT NULL,

@@ -1,4 +1,4 @@
-"""The capture queue: a hook's capture is durable before the hook answers, stored after.
+"""Hook captures: durable before the hook answers, stored after it.
 
 Why: a prompt must be answered in milliseconds, while storing it (embedding, the
 memory row, its FTS context, the audit entry) takes longer and, with many
@@ -6,28 +6,33 @@ sessions, falls behind. Held in memory, that backlog was lost whenever the worke
 stopped (a stop that gave up after 10 s, a restart for a new version) or died.
 Now:
 
-1. **journal** (in the hook op, ~1 ms): the capture's items, already cleaned
-   (:func:`.capture.prompt_items`, :func:`.capture.stop_item`), are committed to the
-   store's ``capture_queue``. If the store cannot take them (disk full, read-only,
-   corrupt) they go to the file spool (:mod:`compass_hooks.spool`) instead.
-2. **process** (the worker's background thread, after the answer): queued rows in
-   batches of :data:`BATCH`: one embedding call, one transaction that adds the
-   memories *and deletes their queue rows*, one audit append. A row is stored once
-   whether processing finishes, is cut short or runs twice (dedupe keys).
+1. **journal** (in the hook op, ~0.1 ms): the capture's items, already cleaned
+   (:func:`.capture.prompt_items`, :func:`.capture.stop_item`), are written to the
+   capture spool (:mod:`compass_hooks.spool`): one file, no lock shared with the
+   store, so a busy or broken store never slows or fails the hook. (A SQLite row
+   was tried first: under 16 sessions its write lock, shared with the batch
+   writes, made the journal wait p50 110 ms.)
+2. **process** (the worker's background thread, after the answer): spool entries,
+   oldest first, in batches of :data:`BATCH`: one embedding call, one transaction,
+   one audit append; then the entries are deleted. A batch cut short by a kill is
+   stored again without doubling: every capture has a dedupe key
+   (``prompt:<session>:<prompt id>``, ``stop:<session>:<sha>``) and is skipped when
+   stored already.
 3. **rounds** (after each journal, when the worker becomes ready, and from its
-   :func:`tick`): spool entries (hooks that failed open, step 1's fallback) move
-   into the queue, audit intents a crash left are appended, the queue is processed.
+   :func:`tick`): the spool (including what hooks that failed open wrote, and what
+   a stopped or killed worker left), then audit intents a crash left.
 
 A stopping worker processes until ``core.state["worker.stop_at"]`` and leaves the
-rest for the next worker. Processing waits while the model is not loaded
+rest on disk for the next worker. Processing waits while the model is not loaded
 (``core.state["worker.ready"]``): a memory stored without its vector would never
-get one.
+get one. Without a worker (in process) a capture is stored at once and only
+spooled when that fails.
 
 Failures are counted in ``<data>/run/capture-health.json`` (``doctor`` shows it) and
 told to the user once per kind through ``core.state["notices.tell"]`` (the
 worker's notices). A failed round is retried with backoff; nothing is dropped but
-a row the store rejects as invalid (or one that failed :data:`MAX_ATTEMPTS` times),
-which stays in the queue marked failed, for ``doctor``.
+an entry that cannot be stored on its own (invalid, or failed :data:`MAX_ATTEMPTS`
+times), which is set aside as ``*.bad`` for ``doctor``.
 """
 
 from __future__ import annotations
@@ -44,12 +49,12 @@ from .. import spool
 from ..errors import CompassError, InvalidInput, ModelCorrupt, ModelNotFound, StoreError
 from ..logs import get_logger
 from . import capture
+from .store import MAX_TEXT
 
 BATCH = 64  # captures per transaction (one embedding call, one audit append)
-SPOOL_BATCH = 500  # spool entries moved into the queue per round
 TICK_S = 2.0  # how often the worker's tick may start a round
 RETRY_MIN_S, RETRY_MAX_S = 2.0, 300.0  # backoff after a failed round
-MAX_ATTEMPTS = 5  # a row that fails this often for a reason other than the store itself is set aside
+MAX_ATTEMPTS = 5  # an entry that fails this often for a reason other than the store itself is set aside
 FEATURE = "memory.queue"
 
 log = get_logger("memory")
@@ -65,6 +70,7 @@ class _State:
     dirty: bool = False  # work was left (failure, stop, not ready): the tick starts a round
     failing: str | None = None  # the failure kind the user was told of, until a round succeeds
     failed_now: bool = False  # a failure in the current processing run: it did not succeed
+    attempts: dict[str, int] = field(default_factory=dict)  # spool path -> failures on its own
     last_tick: float = 0.0
 
 
@@ -86,23 +92,37 @@ def _stopping(core: Any) -> bool:
 
 
 def journal(core: Any, event: str, items: list[dict[str, Any]]) -> list[int]:
-    """Make a capture durable now; store it at once without a worker (returns the new ids) or after the
-    hook's answer with one (returns [])."""
+    """Make a capture durable now. With a worker: spooled, stored after the answer (returns []). In process:
+    stored at once (returns the new ids), spooled only if that fails."""
     if not items:
         return []
-    created = items[0].get("created")
-    try:
-        qid = core.store.enqueue_capture(event, items, created=created)
-    except Exception as exc:  # noqa: BLE001 - whatever breaks the store, the capture goes to the spool
-        kept = spool.write(core.paths.data, {"v": 1, "time": created or time.time(), "event": event,
-                                             "items": items}) is not None
-        failed(core, exc, "saving a capture", kept=kept)
-        _state(core).dirty = True
-        return []
+    for it in items:  # the store keeps no more; a bounded entry keeps the spool small
+        if isinstance(it.get("text"), str) and len(it["text"]) > MAX_TEXT:
+            it["text"] = it["text"][:MAX_TEXT]
+    entry = {"v": 1, "time": items[0].get("created") or time.time(), "event": event, "items": items}
     if core.state.get("worker.defer") is None:
-        return process(core, ids=[qid])
+        try:
+            return _add(core, [[dict(it) for it in items]])  # copies: the entry must not carry the vectors
+        except Exception as exc:  # noqa: BLE001 - whatever breaks the store, the capture goes to the spool
+            _spool_or_lose(core, entry, exc)
+            return []
+    try:
+        spool.write(core.paths.data, entry)
+    except (OSError, TypeError, ValueError) as exc:
+        failed(core, exc, "saving a capture", kept=False)
+        return []
     schedule(core)
     return []
+
+
+def _spool_or_lose(core: Any, entry: dict[str, Any], cause: BaseException) -> None:
+    try:
+        spool.write(core.paths.data, entry)
+    except (OSError, TypeError, ValueError) as exc:
+        failed(core, exc, "saving a capture", kept=False)
+        return
+    failed(core, cause, "storing a capture", kept=True)
+    _state(core).dirty = True
 
 
 def journal_hook(core: Any, event: str, payload: dict[str, Any]) -> None:
@@ -119,83 +139,82 @@ def journal_hook(core: Any, event: str, payload: dict[str, Any]) -> None:
 
 
 class _Environment(Exception):
-    """The store itself failed (disk full, read-only, corrupt, locked): every row would; stop the round."""
+    """The store itself failed (disk full, read-only, corrupt, locked): every entry would; stop the round."""
 
 
-def process(core: Any, ids: list[int] | None = None) -> list[int]:
-    """Store queued captures, oldest first (``ids``: only those); returns the new memory ids. Stops at the
-    worker's stop deadline or a store failure, leaving the rest queued."""
-    if not _model_ready(core):
-        _state(core).dirty = True
-        return []
+def process(core: Any) -> list[int]:
+    """Store the spooled captures, oldest first; returns the new memory ids. Stops at the worker's stop
+    deadline or a store failure, leaving the rest on disk."""
     st = _state(core)
+    if not _model_ready(core):
+        st.dirty = True
+        return []
     new: list[int] = []
     with st.run_lock:
         st.failed_now = False
-        while True:
+        waiting = spool.pending(core.paths.data)
+        for i in range(0, len(waiting), BATCH):
             if _stopping(core):
                 st.dirty = True
                 break
             try:
-                rows = core.store.pending_captures(limit=BATCH, ids=ids)
-                if not rows:
-                    break
-                new += _store_rows(core, rows)
-            except (_Environment, CompassError) as exc:
-                cause = exc.__cause__ if isinstance(exc, _Environment) and exc.__cause__ else exc
-                failed(core, cause, "storing captures", kept=True)
+                new += _store_entries(core, waiting[i : i + BATCH])
+            except _Environment as exc:
+                failed(core, exc.__cause__ or exc, "storing captures", kept=True)
                 _backoff(st)
                 return new
-            if ids is not None:
-                break
-    if ids is None and not st.failed_now:
-        _succeeded(core)
+        if not st.failed_now:
+            _succeeded(core)
     return new
 
 
-def _store_rows(core: Any, rows: list[dict[str, Any]]) -> list[int]:
+def _store_entries(core: Any, paths: list[str]) -> list[int]:
     store = core.store
-    unreadable = [r["id"] for r in rows
-                  if not isinstance(r["items"], list) or not all(isinstance(i, dict) for i in r["items"])]
-    if unreadable:
-        store.capture_failed(unreadable, "unreadable queue row", dead=True)
-    wanted: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-    done: list[int] = []
-    for r in rows:
-        if r["id"] in unreadable:
+    ready: list[tuple[str, list[dict[str, Any]]]] = []
+    done: list[str] = []
+    for path in paths:
+        entry = spool.read(path)
+        if entry is None:
+            continue  # gone: stored by another reader
+        try:
+            if not entry:
+                raise ValueError("not a JSON object")
+            event, items = _entry_items(core, entry)
+            if not items or _already_stored(store, event, items):
+                done.append(path)
+                continue
+        except StoreError as exc:
+            raise _Environment(str(exc)) from exc
+        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+            log.warning("setting aside unreadable capture %s: %s", path, exc)
+            spool.quarantine(path)
+            failed(core, exc, "reading a spooled capture", kept=True)
             continue
-        items = [dict(it) for it in r["items"]]
-        if not items or _already_stored(store, r["event"], items):
-            done.append(r["id"])
-        else:
-            wanted.append((r, items))
+        ready.append((path, items))
     try:
-        return _add(core, wanted, done)
+        new = _add(core, [items for _, items in ready])
     except StoreError as exc:
         raise _Environment(str(exc)) from exc
-    except Exception:  # noqa: BLE001 - find the row at fault; the others are stored
-        if len(wanted) <= 1 and not done:
-            if wanted:
-                _reject(core, wanted[0][0])
-            return []
-    new: list[int] = []
-    if done:
-        try:
-            store.dequeue_captures(done)
-        except StoreError as exc:
-            raise _Environment(str(exc)) from exc
-    for w in wanted:
-        try:
-            new += _add(core, [w], [])
-        except StoreError as exc:
-            raise _Environment(str(exc)) from exc
-        except Exception:  # noqa: BLE001
-            _reject(core, w[0])
+    except Exception:  # noqa: BLE001 - find the entry at fault; the others are stored
+        new = []
+        for path, items in ready:
+            try:
+                new += _add(core, [items])
+            except StoreError as exc:
+                raise _Environment(str(exc)) from exc
+            except Exception as exc:  # noqa: BLE001
+                _reject(core, path, exc)
+                continue
+            spool.remove(path)
+    else:
+        done += [path for path, _ in ready]
+    for path in done:
+        spool.remove(path)
     return new
 
 
 def _already_stored(store: Any, event: str, items: list[dict[str, Any]]) -> bool:
-    """Stored before (the same capture journaled twice: by the worker and by a hook that timed out, or from
+    """Stored before (a batch cut short, the same capture journaled by the worker and by a hook that timed out,
     the transcript): skip it, as capture always did, before paying for the embedding."""
     project = items[0].get("project")
     keys = [it["dedupe_key"] for it in items if isinstance(it.get("dedupe_key"), str)]
@@ -208,29 +227,58 @@ def _already_stored(store: Any, event: str, items: list[dict[str, Any]]) -> bool
         project, first["text"], first.get("session"))
 
 
-def _add(core: Any, wanted: list[tuple[dict[str, Any], list[dict[str, Any]]]], done: list[int]) -> list[int]:
-    items = [it for _, its in wanted for it in its]
+def _add(core: Any, groups: list[list[dict[str, Any]]]) -> list[int]:
+    items = [it for group in groups for it in group]
+    if not items:
+        return []
     capture.embed_items(core, items)
-    added = capture.store_items(core, items, dequeue=[r["id"] for r, _ in wanted] + done)
+    added = capture.store_items(core, items)
     audit_error = core.store.audit_error()
-    if audit_error:  # stored; only the log entry waits (its intent is kept)
+    if audit_error:  # stored; only the log entries wait (their intents are kept)
         failed(core, StoreError(audit_error), "writing the audit log", kept=True, stored=True)
+        _state(core).dirty = True
     return [a.id for a in added if a.new and a.id is not None]
 
 
-def _reject(core: Any, row: dict[str, Any]) -> None:
-    """A row that fails on its own: counted; set aside for good when the store calls it invalid or it has
-    failed :data:`MAX_ATTEMPTS` times (so it cannot block the rows behind it)."""
-    import sys
+def _reject(core: Any, path: str, exc: BaseException) -> None:
+    """An entry that fails on its own: counted; set aside for good when the store calls it invalid or it has
+    failed :data:`MAX_ATTEMPTS` times, so it cannot block the ones behind it."""
+    st = _state(core)
+    n = st.attempts.get(path, 0) + 1
+    dead = isinstance(exc, InvalidInput) or n >= MAX_ATTEMPTS
+    log.error("capture %s failed (attempt %d%s): %s: %s", path, n, ", set aside" if dead else "",
+              type(exc).__name__, exc)
+    if dead:
+        st.attempts.pop(path, None)
+        spool.quarantine(path)
+    else:
+        st.attempts[path] = n
+    failed(core, exc, "storing a capture", kept=True)
 
-    exc = sys.exc_info()[1]
-    dead = isinstance(exc, InvalidInput) or row["attempts"] + 1 >= MAX_ATTEMPTS
-    log.exception("capture %s failed (attempt %d%s)", row["id"], row["attempts"] + 1, ", set aside" if dead else "")
-    try:
-        core.store.capture_failed([row["id"]], f"{type(exc).__name__}: {exc}", dead=dead)
-    except StoreError as err:
-        raise _Environment(str(err)) from err
-    failed(core, exc or RuntimeError("capture failed"), "storing a capture", kept=True)
+
+def _entry_items(core: Any, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    t = entry.get("time")
+    created = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) else None
+    event = entry.get("event")
+    if isinstance(entry.get("items"), list):  # the worker's journal: already cleaned
+        items = [dict(it) for it in entry["items"]]
+        if not all(isinstance(it, dict) for it in entry["items"]):
+            raise ValueError("items are not objects")
+        return ("stop" if event == "stop" else "prompt"), items
+    payload = entry.get("payload")  # a hook process that failed open: its stdin fields, redacted
+    if not isinstance(payload, dict):
+        raise ValueError("no payload")
+    if event == "UserPromptSubmit":
+        out, name = capture.prompt_items(core, payload, created), "prompt"
+    elif event == "Stop":
+        item = capture.stop_item(core, payload, created)
+        out, name = ([item] if item else []), "stop"
+    else:
+        raise ValueError(f"unknown event {event!r}")
+    if entry.get("redacted"):  # the hook process took secrets out before writing the file
+        for it in out:
+            it["flags"] = sorted(set(it.get("flags") or []) | {"redacted"})
+    return name, out
 
 
 # --------------------------------------------------------------------------- rounds
@@ -261,24 +309,23 @@ def schedule(core: Any, background: bool = False) -> None:
 
 
 def run_round(core: Any) -> None:
-    """Spool into the queue, stale audit intents into the log, then the queue into memories."""
+    """The spool into memories, then audit intents a crash (or an unwritable log) left into the log."""
     st = _state(core)
     if time.monotonic() < st.retry_at or _stopping(core):
         st.dirty = True
         return
-    try:
-        import_spool(core)
-        flushed = core.store.flush_audit()
-    except CompassError as exc:
-        failed(core, exc, "moving spooled captures into the store", kept=True)
-        _backoff(st)
-        return
-    if flushed["error"]:
-        failed(core, StoreError(flushed["error"]), "writing the audit log", kept=True, stored=True)
-        st.dirty = True
-    elif flushed["recorded"]:
-        log.info("recorded %d audit entries an interrupted write had left", flushed["recorded"])
     process(core)
+    try:
+        flushed = core.store.flush_audit()
+        if flushed["error"]:
+            failed(core, StoreError(flushed["error"]), "writing the audit log", kept=True, stored=True)
+        elif flushed["recorded"]:
+            log.info("recorded %d audit entries an interrupted write had left", flushed["recorded"])
+        if core.store.pending_audit_count():  # too young to be a crashed writer's, or the log still unwritable
+            st.dirty = True
+    except CompassError as exc:
+        failed(core, exc, "writing pending audit entries", kept=True, stored=True)
+        st.dirty = True
 
 
 def tick(core: Any) -> None:
@@ -294,51 +341,6 @@ def tick(core: Any) -> None:
         schedule(core, background=True)
 
 
-def import_spool(core: Any) -> int:
-    """Move spool entries into the capture queue, oldest first; returns how many. An entry stays on disk until
-    the queue has it; one that cannot be read is set aside (``*.bad``)."""
-    moved = 0
-    for path, entry in spool.entries(core.paths.data, SPOOL_BATCH):
-        try:
-            if entry is None:
-                raise ValueError("not a JSON object")
-            event, items, created = _spool_items(core, entry)
-        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
-            log.warning("setting aside unreadable spool entry %s: %s", path, exc)
-            spool.quarantine(path)
-            continue
-        if items:
-            core.store.enqueue_capture(event, items, created=created)
-        spool.remove(path)
-        moved += 1
-    if moved:
-        log.info("moved %d spooled captures into the queue", moved)
-    return moved
-
-
-def _spool_items(core: Any, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]], float]:
-    t = entry.get("time")
-    created = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) else time.time()
-    event = entry.get("event")
-    if isinstance(entry.get("items"), list):  # the worker's own fallback: already cleaned
-        items = [dict(it) for it in entry["items"] if isinstance(it, dict)]
-        return ("stop" if event == "stop" else "prompt"), items, created
-    payload = entry.get("payload")
-    if not isinstance(payload, dict):
-        raise ValueError("no payload")
-    if event == "UserPromptSubmit":
-        out, name = capture.prompt_items(core, payload, created), "prompt"
-    elif event == "Stop":
-        item = capture.stop_item(core, payload, created)
-        out, name = ([item] if item else []), "stop"
-    else:
-        raise ValueError(f"unknown event {event!r}")
-    if entry.get("redacted"):  # the hook process took secrets out before writing the file
-        for it in out:
-            it["flags"] = sorted(set(it.get("flags") or []) | {"redacted"})
-    return name, out, created
-
-
 # --------------------------------------------------------------------------- failures, visibly
 
 
@@ -347,6 +349,8 @@ def classify(exc: BaseException) -> tuple[str, str]:
     text = str(exc).lower()
     if "disk full" in text or "no space left" in text or "enospc" in text or "sqlite_full" in text:
         return "disk-full", "the disk is full"
+    if isinstance(exc, spool.SpoolFull):
+        return "spool-full", "too many captures are waiting for the worker"
     if "read-only" in text or "readonly" in text:
         return "read-only", "the memory store is read-only"
     if "corrupt" in text or "malformed" in text or "not a database" in text:
@@ -372,11 +376,11 @@ def read_health(paths: Any) -> dict[str, Any]:
         return {}
 
 
-def _write_health(paths: Any, update: dict[str, Any], count: bool) -> None:
+def _write_health(paths: Any, update: dict[str, Any], counts: tuple[str, ...] = ()) -> None:
     with _health_lock:
         h = read_health(paths)
-        if count:
-            h["failures"] = int(h.get("failures") or 0) + 1
+        for name in counts:
+            h[name] = int(h.get(name) or 0) + 1
         h.update(update)
         tmp = f"{paths.capture_health}.{os.getpid()}.tmp"
         try:
@@ -385,19 +389,17 @@ def _write_health(paths: Any, update: dict[str, Any], count: bool) -> None:
                 json.dump(h, fh)
             os.replace(tmp, paths.capture_health)
         except OSError:
-            pass  # a full disk: the count stays in the log and the user notice
+            pass  # a full disk: the failure is in the log and told to the user
 
 
 def failed(core: Any, exc: BaseException, doing: str, kept: bool = True, stored: bool = False) -> None:
     """Count a capture failure and tell the user once per kind (until captures work again).
-    ``kept``: the capture is safe on disk (queue or spool); ``stored``: only its audit entry waits."""
+    ``kept``: the capture is safe on disk; ``stored``: it is a memory, only its audit entry waits."""
     kind, words = classify(exc)
     message = getattr(exc, "message", None) or str(exc)
     log.error("%s failed (%s): %s", doing, kind, message)
     _write_health(core.paths, {"failing": True, "kind": kind, "last_error": f"{doing}: {message}",
-                               "last_failure": time.time()}, count=True)
-    if not kept:
-        _write_health(core.paths, {"lost": int(read_health(core.paths).get("lost") or 0) + 1}, count=False)
+                               "last_failure": time.time()}, counts=("failures",) if kept else ("failures", "lost"))
     st = _state(core)
     st.failed_now = True
     if st.failing == kind:
@@ -426,7 +428,7 @@ def _succeeded(core: Any) -> None:
     if st.failing is None:
         return
     st.failing = None
-    _write_health(core.paths, {"failing": False, "recovered": time.time()}, count=False)
+    _write_health(core.paths, {"failing": False, "recovered": time.time()})
     clear = core.state.get("notices.clear")
     if clear is not None:
         try:
@@ -442,13 +444,14 @@ def _backoff(st: _State) -> None:
 
 
 def status(store: Any, paths: Any) -> dict[str, Any]:
-    """What ``doctor`` shows: the queue (waiting, set aside), spool entries, audit intents, failures seen."""
-    out: dict[str, Any] = dict(store.backlog()) if store is not None else {}
-    out["spooled"] = spool.count(paths.data)
+    """What ``doctor`` shows: captures waiting on disk, set aside, audit entries pending, failures seen."""
     health = read_health(paths)
-    out["failures"] = int(health.get("failures") or 0)
-    out["failing"] = bool(health.get("failing"))
-    out["last_error"] = health.get("last_error") or out.get("last_error")
+    out: dict[str, Any] = {"captures_waiting": spool.count(paths.data), "captures_set_aside": spool.bad_count(paths.data),
+                           "audit_pending": store.pending_audit_count() if store is not None else 0,
+                           "capture_failures": int(health.get("failures") or 0),
+                           "capture_failing": bool(health.get("failing"))}
+    if health.get("last_error"):
+        out["last_capture_error"] = health["last_error"]
     if health.get("lost"):
-        out["lost"] = int(health["lost"])
+        out["captures_lost"] = int(health["lost"])
     return out

@@ -26,10 +26,6 @@ Why it looks like this:
   committed: a caller told "failed" would retry and store it twice); the caller
   reads :meth:`Store.audit_error`. Derived data (embeddings, the FTS ``context``
   column) is not reported: it is not memory content.
-- **Capture queue** (table ``capture_queue``): hook captures are committed here
-  before the hook answers (~1 ms) and become memories later, in batches, in the
-  same transaction that deletes them from the queue (``add_many(dequeue=...)``),
-  so a capture is stored exactly once whether the worker finishes, stops or dies.
 - **Failures are named**: a full disk (SQLITE_FULL, or an I/O error with no space
   left), a read-only file and a corrupt file each raise a :class:`StoreError` that
   says so; :func:`integrity_problems` runs ``PRAGMA quick_check``.
@@ -360,6 +356,9 @@ class Store:
             self._write(lambda conn: self._clear_intents(conn, ids))
             recorded += len(rows)
 
+    def pending_audit_count(self) -> int:
+        return int(self._read("SELECT COUNT(*) FROM audit_pending")[0][0])
+
     def pending_audit(self) -> list[dict[str, Any]]:
         """The intents not cleared yet, oldest first (``audit verify`` resolves them against the log)."""
         return [{"memory_id": str(mid), "action": action, "content_sha256": digest, "created": float(created),
@@ -442,8 +441,7 @@ class Store:
         already stored, None when that key was forgotten). Fields as in :meth:`add_many`."""
         return self.add_many([{"text": text, **fields}])[0].id
 
-    def add_many(self, items: Sequence[dict[str, Any]], actor: str | None = None,
-                 dequeue: Sequence[int] = ()) -> list[Added]:
+    def add_many(self, items: Sequence[dict[str, Any]], actor: str | None = None) -> list[Added]:
         """Add many memories in one transaction.
 
         Item keys: text (required), project (default GLOBAL), session, role (user),
@@ -452,11 +450,10 @@ class Store:
         An item whose ``dedupe_key`` exists in its project is not inserted again;
         one whose key or content hash was forgotten (tombstone) is skipped unless it
         says ``revive`` (the user asked for it again). ``actor`` is the audit actor
-        (default: each item's source). ``dequeue``: capture-queue rows these items
-        came from, deleted in the same transaction.
+        (default: each item's source).
         """
         rows = [self._validate(it) for it in items]
-        if not rows and not dequeue:
+        if not rows:
             return []
 
         def run(conn: sqlite3.Connection) -> tuple[list[Added], list[Change], list[int]]:
@@ -486,8 +483,6 @@ class Store:
                     self._put_embedding(conn, mid, r["_model"], r["_embedding"])
                 out.append(Added(mid, True))
                 changes.append(Change(actor or r["source"], "add", mid, r["hash"]))
-            if dequeue:
-                self._delete_captures(conn, dequeue)
             return out, changes, self._intents(conn, changes)
 
         added, changes, intents = self._write(run)
@@ -568,71 +563,6 @@ class Store:
             raise NotFound(f"no memory with id {memory_id}", "`compass-hook recall QUERY` shows ids")
         self._report(changes, intents)
         return removed
-
-    # ------------------------------------------------------------------ capture queue
-
-    def enqueue_capture(self, event: str, items: Sequence[dict[str, Any]], created: float | None = None) -> int:
-        """Commit a hook capture (its items already cleaned) before the hook answers; returns the queue id."""
-        payload = json.dumps(list(items), ensure_ascii=False, separators=(",", ":"))
-        when = time.time() if created is None else float(created)
-        return self._write(lambda conn: int(conn.execute(
-            "INSERT INTO capture_queue (created, event, items) VALUES (?,?,?)", (when, event, payload)).lastrowid))
-
-    def pending_captures(self, limit: int = 64, ids: Sequence[int] | None = None) -> list[dict[str, Any]]:
-        """Queued captures not rejected for good, oldest first (``ids``: only those). ``items`` is None for a
-        row whose JSON cannot be read."""
-        sql = "SELECT id, created, event, items, attempts FROM capture_queue WHERE failed = 0"
-        args: list[Any] = []
-        if ids is not None:
-            part = [int(i) for i in ids][:_CHUNK]
-            if not part:
-                return []
-            sql += f" AND id IN ({','.join('?' * len(part))})"
-            args += part
-        out = []
-        for qid, created, event, raw, attempts in self._read(sql + " ORDER BY id LIMIT ?", [*args, int(limit)]):
-            try:
-                items = json.loads(raw)
-                items = items if isinstance(items, list) else None
-            except ValueError:
-                items = None
-            out.append({"id": int(qid), "created": float(created), "event": event, "items": items,
-                        "attempts": int(attempts)})
-        return out
-
-    def capture_failed(self, ids: Sequence[int], error: str, dead: bool = False) -> None:
-        """Count a failed attempt on queue rows; ``dead``: rejected for good (kept for ``doctor``, not retried)."""
-        ids = [int(i) for i in ids]
-
-        def run(conn: sqlite3.Connection) -> None:
-            for i in range(0, len(ids), _CHUNK):
-                part = ids[i : i + _CHUNK]
-                conn.execute(f"UPDATE capture_queue SET attempts = attempts + 1, last_error = ?, failed = ?"
-                             f" WHERE id IN ({','.join('?' * len(part))})", [error[:500], 1 if dead else 0, *part])
-
-        self._write(run)
-
-    def dequeue_captures(self, ids: Sequence[int]) -> None:
-        """Drop queue rows with nothing left to store (already stored, opted out, forgotten)."""
-        self._write(lambda conn: self._delete_captures(conn, ids))
-
-    @staticmethod
-    def _delete_captures(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
-        ids = [int(i) for i in ids]
-        for i in range(0, len(ids), _CHUNK):
-            part = ids[i : i + _CHUNK]
-            conn.execute(f"DELETE FROM capture_queue WHERE id IN ({','.join('?' * len(part))})", part)
-
-    def backlog(self) -> dict[str, Any]:
-        """What is written but not finished: queued captures (and those rejected for good, with the last
-        error) and audit intents not in the log yet."""
-        pending, oldest = self._read("SELECT COUNT(*), MIN(created) FROM capture_queue WHERE failed = 0")[0]
-        failed = self._read("SELECT COUNT(*) FROM capture_queue WHERE failed = 1")[0][0]
-        last = self._read("SELECT last_error FROM capture_queue WHERE last_error IS NOT NULL ORDER BY id DESC LIMIT 1")
-        intents = self._read("SELECT COUNT(*) FROM audit_pending")[0][0]
-        return {"captures_pending": int(pending), "captures_failed": int(failed),
-                "oldest_pending": None if oldest is None else float(oldest),
-                "last_error": last[0][0] if last else None, "audit_pending": int(intents)}
 
     # ------------------------------------------------------------------ reads
 

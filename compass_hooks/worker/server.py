@@ -15,12 +15,12 @@ wait (plus, once per reason, a ``systemMessage`` naming the fix), other ops a
 
 Each connection runs on a thread from a bounded pool, so one slow op never
 stalls another. Work an op defers runs on one background thread. Hook captures
-are durable before the answer (the op commits them to the store's capture queue,
+are durable before the answer (the op writes them to the capture spool,
 :mod:`compass_hooks.memory.queue`) and stored on that thread afterwards; a
 stopping worker keeps storing them for at most :data:`STOP_DRAIN_S` and leaves
 the rest on disk, and a worker that becomes ready resumes whatever is there
-(queue, spool, audit intents), so a stop, a restart or a ``kill -9`` loses
-nothing that was answered. A worker that cannot answer a hook normally (model
+(the spool, audit intents), so a stop, a restart or a ``kill -9`` loses nothing
+that was answered. A worker that cannot answer a hook normally (model
 not loaded, still warming up) still journals its capture. The worker exits after
 ``worker.idle_timeout_s`` without requests, on ``stop`` or on SIGTERM.
 """
@@ -134,7 +134,7 @@ class WorkerServer:
                 f"(hooks, CLI and MCP now share it); the old file is kept as {done['backup']}."))
 
     def _resume(self) -> None:
-        """Captures a stopped or killed worker left (queue, spool) and audit intents a crash left."""
+        """Captures a stopped or killed worker (or a hook that failed open) left, audit intents a crash left."""
         from ..memory import queue as capture_queue
 
         capture_queue.run_round(self.core)
@@ -371,14 +371,11 @@ class WorkerServer:
         self._stop.set()
 
     def _log_backlog(self) -> None:
-        if self.core is None or self.core._store is None:
-            return
-        try:
-            left = self.core.store.backlog()["captures_pending"]
-        except Exception:
-            return
+        from .. import spool
+
+        left = spool.count(self.paths.data)
         if left:
-            log.info("left %d queued captures for the next worker", left)
+            log.info("left %d captures in %s for the next worker", left, self.paths.spool)
 
     def _bind(self) -> None:
         from ..trust import ensure_private_dir
