@@ -6,7 +6,7 @@ import re
 
 import click
 
-from . import echo_json
+from . import echo_json, set_exit_status
 
 
 def _print_entry(e: dict) -> None:
@@ -45,11 +45,16 @@ def register(cli: click.Group) -> None:
         if expect_size is not None and expect_root is None:
             raise click.UsageError("--size needs --root")
         report = verify(get_paths(), read_memories, expect_root=expect_root, expect_size=expect_size)
+        set_exit_status(0 if report.ok else 1)  # also when the reader closes the pipe early (`| head -1`)
         if as_json:
             echo_json(report.as_dict())
         elif report.ok:
             click.echo(f"audit OK: {report.entries} entries, root {report.root}, "
                        f"{report.memories_checked} memories and {report.packs_checked} packs match")
+            if report.pending:
+                click.echo(f"{report.pending} change(s) committed just before an interruption are not in the log "
+                           "yet (their intents are kept with the store): the worker writes them, or run "
+                           "`compass-hook audit repair`")
         else:
             click.echo(f"audit FAILED: {report.problems[0].message}")
             for p in report.problems[1:20]:
