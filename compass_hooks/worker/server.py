@@ -239,7 +239,8 @@ class WorkerServer:
                 fix += f", or `{cmd} model export --model {self.model_name()} --force`"
         else:  # anything else: the install itself is broken
             fix = "re-run ./install.sh (or reinstall the plugin)"
-        text = (f"Compass is not active: {reason}. Your prompts pass through unchanged. Fix: {fix} "
+        text = (f"Compass is not active: {reason}. Your prompts pass through unchanged (they are kept and stored "
+                f"once it works). Fix: {fix} "
                 f"(`{cmd} doctor` shows what is wrong); Compass notices the model within seconds, no restart needed.")
         out: dict[str, Any] = {"not_ready": reason}
         told = notices.once(self.paths, "model", reason, text)
