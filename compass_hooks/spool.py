@@ -54,7 +54,9 @@ def write(data: str | os.PathLike, entry: dict[str, Any]) -> str:
     """Write one entry; returns its path. Raises OSError (ENOSPC for a full disk) or :class:`SpoolFull`;
     nothing half-written is left behind."""
     folder = spool_dir(data)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if not os.path.isdir(folder):  # makedirs gives only the leaf its mode: the data dir must be private too
+        os.makedirs(data, mode=0o700, exist_ok=True)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
     now = time.monotonic()
     if now - _cap["checked"] >= _CAP_CHECK_S:
         _cap["checked"], _cap["full"] = now, count(data) >= MAX_ENTRIES
@@ -130,6 +132,21 @@ def bad_count(data: str | os.PathLike) -> int:
             return sum(1 for e in it if e.name.endswith(BAD))
     except OSError:
         return 0
+
+
+def sweep_tmp(data: str | os.PathLike, older_than_s: float = 600.0) -> int:
+    """Remove temporary files a writer killed between writing and renaming left behind; how many."""
+    removed = 0
+    cutoff = time.time() - older_than_s
+    try:
+        with os.scandir(spool_dir(data)) as it:
+            for e in it:
+                if e.name.startswith(".") and e.name.endswith(".tmp") and e.stat().st_mtime < cutoff:
+                    remove(e.path)
+                    removed += 1
+    except OSError:
+        pass
+    return removed
 
 
 def remove(path: str) -> None:

@@ -518,3 +518,30 @@ def test_export_pages_stop_at_the_byte_budget(core):
     assert len(rest["rows"]) == 1
     last = ops.export(core, after_id=page["rows"][-1]["id"] + 3)
     assert len(last["rows"]) == 1 and last["next_after"] is None
+
+
+@pytest.mark.parametrize("answer, kept_by_hook", [({"not_ready": "model missing", "captured": False}, 1),
+                                                   ({"not_ready": "model missing", "captured": True}, 0),
+                                                   ({"additionalContext": "Compass — memory\nx"}, 0)])
+def test_the_hook_process_keeps_what_the_worker_could_not(repo, answer, kept_by_hook):
+    import io
+
+    from compass_hooks.hookclient import runner
+
+    stdin = io.BytesIO(json.dumps({**ups(repo, "a prompt the worker may not keep", "p1"),
+                                   "hook_event_name": "UserPromptSubmit"}).encode())
+    assert runner.run("UserPromptSubmit", stdin, io.StringIO(), call=lambda e, p: answer) == 0
+    assert spool.count(get_paths().data) == kept_by_hook
+
+
+def test_spool_sweeps_what_a_killed_writer_left_and_keeps_the_data_dir_private(tmp_path):
+    data = tmp_path / "fresh" / "data"
+    path = spool.write(data, {"v": 1, "event": "prompt", "items": []})
+    assert (data.stat().st_mode & 0o777) == 0o700 and (Path(path).parent.stat().st_mode & 0o777) == 0o700
+    stale = Path(spool.spool_dir(data)) / ".123-1-1.json.tmp"
+    stale.write_text("{half")
+    os.utime(stale, (1, 1))
+    fresh = Path(spool.spool_dir(data)) / ".124-1-2.json.tmp"
+    fresh.write_text("{being written")
+    assert spool.sweep_tmp(data) == 1 and not stale.exists() and fresh.exists()
+    assert spool.pending(data) == [path]

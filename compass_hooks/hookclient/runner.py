@@ -193,8 +193,12 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
             result = pre_tool_use(payload, str(s["pretooluse"]))
         else:
             result = call(event, payload) if call else _call_worker(event, payload, s, t0)
-            answered = True  # the worker has the capture now
+            # the worker has the capture now, unless it answered "not ready" without being able to keep it
+            answered = not (result.get("not_ready") and result.get("captured") is False)
         output.emit(event, result, int(s["budget_chars"]), stdout)
+        if not answered:
+            _spool(s, event, payload)
+            answered = True  # kept now: not a second time below
         state.record_success(s["hook_state"])
     except Pending as p:
         _log("info", "%s: passing through: %s", event, p)

@@ -70,6 +70,7 @@ class _State:
     dirty: bool = False  # work was left (failure, stop, not ready): the tick starts a round
     failing: str | None = None  # the failure kind the user was told of, until a round succeeds
     failed_now: bool = False  # a failure in the current processing run: it did not succeed
+    stored_now: bool = False  # a batch stored and logged in it: proof that captures work again
     attempts: dict[str, int] = field(default_factory=dict)  # spool path -> failures on its own
     last_tick: float = 0.0
 
@@ -151,7 +152,7 @@ def process(core: Any) -> list[int]:
         return []
     new: list[int] = []
     with st.run_lock:
-        st.failed_now = False
+        st.failed_now = st.stored_now = False
         waiting = spool.pending(core.paths.data)
         for i in range(0, len(waiting), BATCH):
             if _stopping(core):
@@ -163,7 +164,7 @@ def process(core: Any) -> list[int]:
                 failed(core, exc.__cause__ or exc, "storing captures", kept=True)
                 _backoff(st)
                 return new
-        if not st.failed_now:
+        if st.stored_now and not st.failed_now:  # a run with nothing to store proves nothing
             _succeeded(core)
     return new
 
@@ -237,6 +238,8 @@ def _add(core: Any, groups: list[list[dict[str, Any]]]) -> list[int]:
     if audit_error:  # stored; only the log entries wait (their intents are kept)
         failed(core, StoreError(audit_error), "writing the audit log", kept=True, stored=True)
         _state(core).dirty = True
+    elif any(a.new for a in added):
+        _state(core).stored_now = True
     return [a.id for a in added if a.new and a.id is not None]
 
 
@@ -321,6 +324,8 @@ def run_round(core: Any) -> None:
             failed(core, StoreError(flushed["error"]), "writing the audit log", kept=True, stored=True)
         elif flushed["recorded"]:
             log.info("recorded %d audit entries an interrupted write had left", flushed["recorded"])
+            if st.failing == "audit":  # the log takes entries again
+                _succeeded(core)
         if core.store.pending_audit_count():  # too young to be a crashed writer's, or the log still unwritable
             st.dirty = True
     except CompassError as exc:

@@ -135,8 +135,10 @@ class WorkerServer:
 
     def _resume(self) -> None:
         """Captures a stopped or killed worker (or a hook that failed open) left, audit intents a crash left."""
+        from .. import spool
         from ..memory import queue as capture_queue
 
+        spool.sweep_tmp(self.paths.data)
         capture_queue.run_round(self.core)
 
     def _tell(self, topic: str, reason: str, text: str) -> None:
@@ -158,11 +160,12 @@ class WorkerServer:
         except Exception:
             log.exception("capture tick failed")
 
-    def _journal_unanswered(self, name: str, args: dict[str, Any]) -> None:
+    def _journal_unanswered(self, name: str, args: dict[str, Any]) -> bool:
         """A hook this worker answers without its handlers (model not loaded, warming up): its prompt passes
-        through, and its capture is journaled so it is stored once the model is there."""
+        through, and its capture is journaled so it is stored once the model is there. False when it could not
+        be (no core yet): the hook process then spools it itself."""
         if self.core is None or name not in ("hook", "hook_fast"):
-            return
+            return False
         try:
             from .hooks import names
 
@@ -173,14 +176,16 @@ class WorkerServer:
 
                 payload = json.loads(args.get("stdin") or "null")
             if event not in ("UserPromptSubmit", "Stop") or not isinstance(payload, dict):
-                return
+                return True  # nothing to keep
             if not self.core.config.get("hooks", "enabled"):
-                return
+                return True
             from ..memory import queue as capture_queue
 
             capture_queue.journal_hook(self.core, event, payload)
+            return True
         except Exception:
             log.exception("could not journal the capture of an unanswered hook")
+            return False
 
     def _warm_features(self) -> None:
         """Build the anchor matrix and memory index now, not on the first prompt. Each optional."""
@@ -305,9 +310,9 @@ class WorkerServer:
             wait = max(0.0, min(float(wait), 120.0)) if isinstance(wait, (int, float)) else protocol.DEFAULT_READY_WAIT_S
             self._maybe_retry_load()
             if not self._wait_ready(wait):
-                self._journal_unanswered(name, args)
+                kept = self._journal_unanswered(name, args)
                 if self.load_error and name == "hook":
-                    return protocol.ok(rid, self.not_ready_hook(args))
+                    return protocol.ok(rid, {**self.not_ready_hook(args), "captured": kept})
                 if self.load_error:
                     raise WorkerUnavailable(f"the worker could not load the model: {self.load_error}",
                                             "run `compass-hook doctor`; export it with `compass-hook model export`")
