@@ -2,10 +2,10 @@
 
 Each feature call is wrapped on its own (:func:`_run`): a failing or missing
 feature (drift, memory) is logged and skipped, the others still run, and the hook
-still answers. Captures are committed to the store's capture queue here, before
-the answer (~1 ms, so a worker that stops or dies loses nothing it answered), and
-stored on the worker's background thread afterwards (``memory.queue``); in
-process (no worker) they are stored at once.
+still answers. Captures are written to the capture spool here, before the answer
+(~0.2 ms, so a worker that stops or dies loses nothing it answered), and stored on
+the worker's background thread afterwards (``memory.queue``); in process (no
+worker) they are stored at once.
 
 - SessionStart: on ``source`` compact/resume ingest the transcript first; then the
   session brief (standing constraints, recent decisions) as context. After a
