@@ -21,7 +21,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import dirs
+from . import dirs, spool
 
 APP_NAME = dirs.APP_NAME
 # sun_path is 108 bytes on Linux, 104 on macOS; keep a margin.
@@ -89,6 +89,16 @@ class Paths:
     @property
     def hook_state(self) -> Path:
         return self.run / "hook-state.json"
+
+    @property
+    def spool(self) -> Path:
+        """Hook captures the worker could not take yet (:mod:`compass_hooks.spool`)."""
+        return Path(spool.spool_dir(self.data))
+
+    @property
+    def capture_health(self) -> Path:
+        """Capture failures seen (counts, last error, since when): ``doctor`` reads it."""
+        return self.run / "capture-health.json"
 
     def as_dict(self) -> dict[str, str]:
         return {k: str(v) for k, v in asdict(self).items()}

@@ -2,7 +2,7 @@
 
 Bottom to top (docs/architecture.md):
 
-0. base, stdlib only: the package root, dirs, errors, trust, staging, textrules
+0. base, stdlib only: the package root, dirs, errors, trust, staging, textrules, spool
 1. infra: paths, config, logs, versions, the op registry
 2. features: embedding, audit, memory, drift
 3. core: wires the features together
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("compass_hooks", "mcp_server", "compass_eval")
 FLOORS: dict[str, int] = {
     "compass_hooks": 0, "compass_hooks.dirs": 0, "compass_hooks.errors": 0, "compass_hooks.trust": 0,
-    "compass_hooks.staging": 0, "compass_hooks.textrules": 0,
+    "compass_hooks.staging": 0, "compass_hooks.textrules": 0, "compass_hooks.spool": 0,
     "compass_hooks.paths": 1, "compass_hooks.config": 1, "compass_hooks.logs": 1, "compass_hooks.versions": 1,
     "compass_hooks.ops": 1,
     "compass_hooks.embedding": 2, "compass_hooks.audit": 2, "compass_hooks.memory": 2, "compass_hooks.drift": 2,
@@ -40,6 +40,7 @@ FLOORS: dict[str, int] = {
 }
 # The hook process and the text rules run under `python -I -S` (no site-packages): stdlib and our own modules.
 STDLIB_ONLY = ("compass_hooks.hookclient", "compass_hooks.textrules", "compass_hooks.dirs", "compass_hooks.trust",
+               "compass_hooks.spool",
                "compass_hooks.worker.hooks.names", "compass_hooks.worker.hooks.output",
                "compass_hooks.worker.hooks.state", "compass_hooks.worker.hooks.guard", "compass_hooks.worker.client",
                "compass_hooks.worker.protocol")

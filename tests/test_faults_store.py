@@ -14,7 +14,7 @@ import pytest
 from compass_hooks.memory.store import read_memories
 from compass_hooks.audit import memory_recorder
 from compass_hooks.audit.verify import verify
-from compass_hooks.errors import AuditError, StoreError
+from compass_hooks.errors import StoreError
 from compass_hooks.memory import store as store_mod
 from compass_hooks.memory.store import Store
 from compass_hooks.paths import get_paths
@@ -80,9 +80,10 @@ def test_full_disk_in_sqlite_rolls_back_cleanly(store):
     assert verify(get_paths(), read_memories).ok
 
 
-def test_full_disk_under_the_audit_log_is_loud_and_detected(store, monkeypatch):
-    """The store commits, then the audit append hits ENOSPC: the caller gets a clear AuditError, the log has
-    no torn line, and `audit verify` names the memory that has no add entry (never silently accepted)."""
+def test_full_disk_under_the_audit_log_is_named_kept_pending_then_recorded(store, monkeypatch):
+    """The store commits, then the audit append hits ENOSPC: the write is not reported as failed (it is stored;
+    a caller told "failed" would retry and store it twice), the store says why it is not audited yet, the log
+    has no torn line, `audit verify` shows it pending (not tampering), and once space is back it is logged."""
     real_write = os.write
 
     def enospc(fd, data):
@@ -101,8 +102,12 @@ def test_full_disk_under_the_audit_log_is_loud_and_detected(store, monkeypatch):
     before = log.read_bytes()
     with monkeypatch.context() as m:
         m.setattr(os, "write", enospc)
-        with pytest.raises(AuditError, match="No space left"):
-            store.add("stored, but its audit entry could not be written", project="p")
+        mid = store.add("stored, but its audit entry could not be written yet", project="p")
+        assert mid is not None and "disk full" in store.audit_error() and "No space left" in store.audit_error()
     assert log.read_bytes() == before
-    problems = verify(get_paths(), read_memories).problems
-    assert len(problems) == 1 and "exists but the log has no add entry" in problems[0].message
+    report = verify(get_paths(), read_memories)
+    assert report.ok and report.pending == 1, report.problems
+    assert store.flush_audit(min_age=0)["recorded"] == 1
+    report = verify(get_paths(), read_memories)
+    assert report.ok and report.pending == 0 and report.entries == 2
+    assert store.flush_audit(min_age=0)["recorded"] == 0  # nothing twice

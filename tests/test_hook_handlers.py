@@ -30,17 +30,21 @@ def test_drift_failure_does_not_sink_memory(monkeypatch):
     assert out == {"additionalContext": "Compass — memory\nx"} and calls == ["force push to main"]
 
 
-def test_memory_failure_keeps_the_drift_block_and_capture_is_deferred(monkeypatch):
+def test_memory_failure_keeps_the_drift_block_and_capture_is_durable_then_deferred(monkeypatch):
     from compass_hooks.memory import api as mem_api
 
     core = Core()
     queued = []
-    core.state["worker.defer"] = queued.append
+    core.state["worker.defer"] = lambda fn, activity=True: queued.append(fn)
     monkeypatch.setattr(mem_api, "recall_for_prompt", lambda *a, **k: 1 / 0)
     out = handlers.handle(core, "UserPromptSubmit", _ups("just force push to main and skip the tests"))
     assert out["additionalContext"].startswith("Compass — drift check")
-    assert len(queued) == 1  # capture waits for the worker's background thread
-    queued[0]()  # and runs without raising (errors inside are logged)
+    from compass_hooks import spool
+
+    assert spool.count(core.paths.data) == 1  # on disk before the answer
+    assert len(queued) == 1 and core.store.count() == 0  # stored on the worker's background thread
+    queued[0]()
+    assert spool.count(core.paths.data) == 0 and core.store.count() == 1
 
 
 def test_pretooluse_modes(monkeypatch):

@@ -52,7 +52,7 @@ def test_recall_jsonl_keeps_input_order(cli_runner, repo, tmp_path):
     lines = [{"query": "cache"}, "oops", {"query": "logs", "k": 1}, {"query": "cache", "project": str(other)}]
     stdin = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
     r = run(cli_runner, "recall", "--jsonl", "-", input=stdin)
-    assert r.exit_code == 0
+    assert r.exit_code == 1  # a bad line fails the run, after every line was answered
     out = [json.loads(l) for l in r.stdout.splitlines()]
     assert [o["query"] for o in out] == ["cache", None, "logs", "cache"]
     assert all("cache" in h["text"] for h in out[0]["results"][:2])
@@ -76,7 +76,7 @@ def test_import_reports_bad_lines_and_export_round_trips(cli_runner, repo, tmp_p
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
     r = run(cli_runner, "import", str(src), "--json")
     counts = json.loads(r.stdout)
-    assert (counts["added"], counts["duplicates"]) == (3, 0)
+    assert r.exit_code == 1 and (counts["added"], counts["duplicates"]) == (3, 0)
     assert [e["line"] for e in counts["errors"]] == [2, 3, 6]
     r = run(cli_runner, "import", str(src))  # again: nothing new, nothing lost
     assert "imported 0, duplicates 3, bad lines 3" in r.stdout and "line 2:" in r.stderr

@@ -68,13 +68,14 @@ def _warm(core):
 
 
 def _run(core, repo, prompt, prompt_id="p1"):
-    """The hook as the worker runs it, then the deferred capture (as the worker's thread would, after the answer)."""
+    """The hook as the worker runs it, then the capture round (as the worker's thread would, after the answer)."""
     queued = []
-    core.state["worker.defer"] = queued.append
+    core.state["worker.defer"] = lambda fn, *a, **k: queued.append(fn)
+    core.state["worker.ready"] = lambda: True
     payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text())
     payload.update(prompt=prompt, cwd=str(repo / "src"), prompt_id=prompt_id)
     out = handle(core, "UserPromptSubmit", payload)
-    assert len(queued) == 1
+    assert len(queued) == 1  # the capture is on disk (the spool); one round stores it after the answer
     queued[0]()
     return out
 

@@ -7,6 +7,13 @@ for the given time. Everything runs in a throw-away data dir with its own
 worker. Afterwards it checks that every hook exited 0 with valid (or no)
 stdout, that every prompt was stored as a memory (captures are written after
 the hook answers, so it waits for them), and that the audit log verifies.
+
+Interruptions (one at a time): ``--stop-end`` runs ``compass-hook worker stop``
+the moment the load ends (with its backlog still queued), ``--stop-mid`` runs it
+halfway through while the sessions go on, ``--kill-mid`` sends the worker SIGKILL
+halfway through. Each prints what was answered against what was stored right
+after the interruption (plus what waited on disk in the capture spool) and
+after the next worker took over: nothing answered may be lost.
 """
 
 from __future__ import annotations
@@ -14,8 +21,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -27,6 +36,7 @@ import click
 from .._env import scoped_environ
 
 CAPTURE_WAIT_S = 60.0  # how long to wait for deferred captures after the last prompt
+INTERRUPTS = ("stop-end", "stop-mid", "kill-mid")
 
 
 def _hook_command(plugin_root: Path, event: str = "UserPromptSubmit") -> tuple[str, float]:
@@ -108,9 +118,39 @@ def _stored_prompts(db: Path, audit_log: Path) -> set[str]:
         store.close()
 
 
+def _on_disk(paths: Any) -> dict[str, int]:
+    """Captures answered but not stored yet: waiting in the capture spool."""
+    from compass_hooks import spool
+
+    return {"spooled": spool.count(paths.data)}
+
+
+def _interrupt(mode: str, paths: Any, env: dict[str, str]) -> dict[str, Any]:
+    """Stop the worker as a user does (`compass-hook worker stop`) or SIGKILL it; how long it took, which pid."""
+    from compass_hooks.worker import lifecycle
+
+    pid = lifecycle.read_pid(paths)
+    t0 = time.monotonic()
+    if mode == "kill-mid":
+        if pid and lifecycle.is_our_worker(pid, paths):
+            os.kill(pid, signal.SIGKILL)
+        return {"mode": mode, "pid": pid, "took_s": round(time.monotonic() - t0, 2)}
+    proc = subprocess.run([sys.executable, "-m", "compass_hooks", "worker", "stop", "--json"], env=env,
+                          capture_output=True, timeout=60)
+    try:
+        result = json.loads(proc.stdout)
+    except ValueError:
+        result = {"error": proc.stderr.decode(errors="replace")[-300:]}
+    return {"mode": mode, "pid": pid, "took_s": round(time.monotonic() - t0, 2), "exit": proc.returncode,
+            "signalled": result.get("signalled"), "running_after": result.get("running")}
+
+
 def run_load(sessions: int, seconds: float, model: str | None = None, plugin_root: Path | None = None,
-             keep: bool = False) -> dict[str, Any]:
-    """Run the load and return the figures (see the module docstring)."""
+             keep: bool = False, interrupt: str | None = None) -> dict[str, Any]:
+    """Run the load and return the figures (see the module docstring). ``interrupt``: one of
+    :data:`INTERRUPTS`."""
+    if interrupt is not None and interrupt not in INTERRUPTS:
+        raise ValueError(f"interrupt must be one of {INTERRUPTS}")
     from compass_hooks.audit.verify import verify
     from compass_hooks.cli.cmd_demo import carry_calibrations, throwaway_env
     from compass_hooks.memory.store import read_memories
@@ -139,10 +179,23 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
             started = time.monotonic()
             for t in threads:
                 t.start()
+            cut: dict[str, Any] | None = None
+            if interrupt in ("stop-mid", "kill-mid"):
+                time.sleep(seconds / 2)
+                answered_before = sum(len(t.sent) for t in threads)
+                cut = _interrupt(interrupt, paths, env)
+                cut["at_s"] = round(time.monotonic() - started, 2)
+                cut["answered_before"] = answered_before
             for t in threads:
                 t.join(seconds + timeout + 30)
             elapsed = time.monotonic() - started
             sent = {p for t in threads for p in t.sent}
+            if interrupt == "stop-end":
+                cut = _interrupt(interrupt, paths, env)
+                cut["at_s"] = round(time.monotonic() - started, 2)
+                stored_then = _stored_prompts(paths.db, paths.audit_log)
+                cut.update({"answered": len(sent), "stored": len(sent & stored_then), **_on_disk(paths)})
+                client.ensure_worker(paths, wait_s=120)  # the next worker, as the next hook would start it
             deadline = time.monotonic() + CAPTURE_WAIT_S
             stored = _stored_prompts(paths.db, paths.audit_log)
             while sent - stored and time.monotonic() < deadline:
@@ -154,6 +207,7 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
             lat = [x for t in threads for x in t.latencies]
             errors = [e for t in threads for e in t.errors]
             return {
+                "interrupt": cut,
                 "sessions": sessions, "seconds": round(elapsed, 2), "model": warm.get("model"),
                 "warm_start_s": round(warm_s, 2), "prompts": len(lat), "errors": len(errors),
                 "error_samples": errors[:5], "stored": len(sent & stored), "lost": len(lost), "lost_samples": lost[:3],
@@ -176,17 +230,27 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
               help="How long every session keeps sending prompts.")
 @click.option("--model", default=None, help="Embedding model for the run (default: the configured one).")
 @click.option("--keep", is_flag=True, help="Keep the throw-away data dir (printed) for inspection.")
+@click.option("--stop-end", "interrupt", flag_value="stop-end",
+              help="Run `compass-hook worker stop` the moment the load ends, backlog and all.")
+@click.option("--stop-mid", "interrupt", flag_value="stop-mid",
+              help="Run `compass-hook worker stop` halfway through; the sessions go on.")
+@click.option("--kill-mid", "interrupt", flag_value="kill-mid",
+              help="SIGKILL the worker halfway through; the sessions go on.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, as_json: bool) -> None:
+def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, interrupt: str | None,
+               as_json: bool) -> None:
     """Concurrent sessions sending prompts through the real hook launcher.
 
     Checks that no hook failed, no prompt was lost (each one stored as a memory)
     and the audit log verifies; prints latency figures. Exits 1 on any failure.
-    Runs in a throw-away data dir with its own worker; your store is not touched.
+    With --stop-end, --stop-mid or --kill-mid the worker is stopped or killed as
+    described, and answered vs stored is printed after the interruption and after
+    the next worker took over. Runs in a throw-away data dir with its own worker;
+    your store is not touched.
     """
     from compass_hooks.cli import echo_json
 
-    out = run_load(sessions, seconds, model=model, keep=keep)
+    out = run_load(sessions, seconds, model=model, keep=keep, interrupt=interrupt)
     if as_json:
         echo_json(out)
     else:
@@ -194,7 +258,15 @@ def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, as_
         click.echo(f"{out['sessions']} sessions x {out['seconds']}s, model {out['model']}: {out['prompts']} prompts, "
                    f"{out['throughput_per_s']}/s")
         click.echo(f"hook latency ms: p50 {lat['p50']}  p95 {lat['p95']}  p99 {lat['p99']}  max {lat['max']}")
-        click.echo(f"errors {out['errors']}, stored {out['stored']}, lost {out['lost']}, "
+        cut = out["interrupt"]
+        if cut and cut["mode"] == "stop-end":
+            click.echo(f"worker stop at {cut['at_s']}s took {cut['took_s']}s"
+                       f"{' (signalled)' if cut.get('signalled') else ''}: answered {cut['answered']}, stored "
+                       f"{cut['stored']}, waiting on disk {cut['spooled']}")
+        elif cut:
+            click.echo(f"{'worker stop' if cut['mode'] == 'stop-mid' else 'kill -9'} at {cut['at_s']}s "
+                       f"(pid {cut['pid']}, {cut['answered_before']} answered before)")
+        click.echo(f"answered {out['prompts']}, errors {out['errors']}, stored {out['stored']}, lost {out['lost']}, "
                    f"audit {'OK' if out['audit_ok'] else 'FAILED: ' + str(out['audit_problem'])} "
                    f"({out['audit_entries']} entries)")
         for e in out["error_samples"] + out["lost_samples"]:

@@ -14,11 +14,19 @@ tail entry and append, so several processes (worker, CLI, MCP server, import)
 can write at once without forking the chain. Only the last line is read (seek
 from the end), so an append costs the same with 10 or 10 million entries.
 
+Memory changes arrive in batches (:func:`record_changes`: one lock, one write, one
+``fsync`` for a whole capture batch or import page) with the content's SHA-256
+already computed by the store. A change the store replays after a crash carries
+``since`` (when it was committed): it is skipped when the log already holds it,
+so a crash between the append and the store clearing its intent never doubles an
+entry.
+
 Stdlib only: the store calls this on every memory write.
 """
 
 from __future__ import annotations
 
+import calendar
 import errno
 import fcntl
 import hashlib
@@ -27,7 +35,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
 
 from ..errors import AuditError, InvalidInput
 
@@ -37,10 +45,12 @@ OBJECT_TYPES = frozenset({"memory", "anchor", "pack"})
 # Actions are an open set (features add their own) but must be short tokens, so a
 # log line can never smuggle structure through them.
 _TOKEN = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
-# Removals log no content hash.
-REMOVALS = frozenset({"forget", "anchor-remove", "pack-remove"})
+# Removals log no content hash. ``repair-forget``: `audit repair` recording a memory that vanished unlogged.
+REMOVALS = frozenset({"forget", "anchor-remove", "pack-remove", "repair-forget"})
 _FIELDS = ("seq", "time", "actor", "action", "object_type", "object_id", "content_sha256", "prev")
 _TAIL_CHUNK = 4096
+# A replayed change is looked for among the entries written since its commit, minus this much clock slack.
+REPLAY_SLACK_S = 5.0
 
 
 def sha256_hex(content: str | bytes) -> str:
@@ -112,6 +122,63 @@ def _open_log(path: Path) -> int:
     return fd
 
 
+def _digest(action: str, content: str | bytes | None, content_sha256: str | None) -> str | None:
+    if content is not None and content_sha256 is not None:
+        raise InvalidInput("audit: give the content or its SHA-256, not both")
+    if content_sha256 is not None:
+        if not (isinstance(content_sha256, str) and len(content_sha256) == 64
+                and set(content_sha256) <= set("0123456789abcdef")):
+            raise InvalidInput(f"audit: content_sha256 {content_sha256!r} is not a lower-case hex SHA-256")
+        return content_sha256
+    if content is None:
+        if action not in REMOVALS:
+            raise InvalidInput(f"audit: action {action!r} needs the content to hash", "content=None is for removals only")
+        return None
+    return sha256_hex(content)
+
+
+def entry_time(entry: Mapping[str, Any]) -> float | None:
+    """An entry's ``time`` as unix seconds (None when unreadable)."""
+    t = entry.get("time")
+    if not isinstance(t, str) or len(t) < 19:
+        return None
+    try:
+        base = calendar.timegm(time.strptime(t[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+    ms = t[20:23]
+    return base + (int(ms) / 1000.0 if ms.isdigit() else 0.0)
+
+
+def _logged_since(fd: int, size: int, since: float) -> set[tuple[Any, ...]]:
+    """(object_type, object_id, action, content_sha256) of the entries written at or after ``since`` (less the
+    slack), read backwards from the end: a replay only looks at the log's newest entries."""
+    found: set[tuple[Any, ...]] = set()
+    limit = since - REPLAY_SLACK_S
+    end = size
+    carry = b""
+    while end > 0:
+        start = max(0, end - 65536)
+        block = os.pread(fd, end - start, start) + carry
+        end = start
+        lines = block.split(b"\n")
+        carry = lines[0] if start > 0 else b""  # maybe the tail of a line that starts in the next block back
+        for raw in reversed(lines if start == 0 else lines[1:]):
+            if not raw.strip():
+                continue
+            try:
+                e = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(e, dict):
+                continue
+            t = entry_time(e)
+            if t is not None and t < limit:
+                return found
+            found.add((e.get("object_type"), e.get("object_id"), e.get("action"), e.get("content_sha256")))
+    return found
+
+
 def record_change(
     paths: Any,
     *,
@@ -120,41 +187,71 @@ def record_change(
     object_type: str,
     object_id: str,
     content: str | bytes | None,
+    content_sha256: str | None = None,
 ) -> dict[str, Any]:
     """Append one entry for a change and return it (with ``seq`` and ``hash``).
 
-    ``content`` is the object's new content (memory text, pack file bytes); pass
-    None for removals. Raises :class:`AuditError` when the log cannot be written
+    ``content`` is the object's new content (memory text, pack file bytes), or give its ``content_sha256``
+    instead; neither for removals. Raises :class:`AuditError` when the log cannot be written
     (disk full, permissions, a corrupt tail); on failure nothing partial is left.
     """
-    _validate(actor, action, object_type, object_id)
-    if content is None and action not in REMOVALS:
-        raise InvalidInput(f"audit: action {action!r} needs the content to hash", "content=None is for removals only")
-    digest = None if content is None else sha256_hex(content)
+    change = {"actor": actor, "action": action, "object_type": object_type, "object_id": object_id,
+              "content": content, "content_sha256": content_sha256}
+    return record_changes(paths, [change])[0]  # type: ignore[return-value]
+
+
+def record_changes(paths: Any, changes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
+    """Append one entry per change, all under one lock with one write and one ``fsync``; returns the entries.
+
+    Each change: ``actor``, ``action``, ``object_type``, ``object_id``, and ``content`` or ``content_sha256``
+    (neither for removals); optional ``since`` (unix seconds) marks a replay: when an entry with the same
+    object, action and hash was written since then, nothing is appended for it and its result is None.
+    All or nothing: on :class:`AuditError` no line of the batch is left in the log.
+    """
+    prepared = []
+    for c in changes:
+        _validate(c["actor"], c["action"], c["object_type"], c["object_id"])
+        digest = _digest(c["action"], c.get("content"), c.get("content_sha256"))
+        prepared.append((c, digest))
+    if not prepared:
+        return []
     path = Path(paths.audit_log)
     try:
         fd = _open_log(path)
     except OSError as exc:
-        raise AuditError(f"cannot open audit log {path}: {exc.strerror or exc}") from None
+        raise AuditError(f"cannot open audit log {path}: {exc.strerror or exc}", _hint(exc)) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         last, size = _read_tail(fd)
-        entry: dict[str, Any] = {
-            "seq": 0 if last is None else last["seq"] + 1,
-            "time": _utc_now(),
-            "actor": actor,
-            "action": action,
-            "object_type": object_type,
-            "object_id": object_id,
-            "content_sha256": digest,
-            "prev": GENESIS if last is None else last["hash"],
-        }
-        entry["hash"] = entry_hash(entry)
-        line = (json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+        replays = [c["since"] for c, _ in prepared if c.get("since") is not None]
+        logged = _logged_since(fd, size, min(replays)) if replays and size else set()
+        out: list[dict[str, Any] | None] = []
+        lines = []
+        for c, digest in prepared:
+            if c.get("since") is not None and (c["object_type"], c["object_id"], c["action"], digest) in logged:
+                out.append(None)
+                continue
+            entry: dict[str, Any] = {
+                "seq": 0 if last is None else last["seq"] + 1,
+                "time": _utc_now(),
+                "actor": c["actor"],
+                "action": c["action"],
+                "object_type": c["object_type"],
+                "object_id": c["object_id"],
+                "content_sha256": digest,
+                "prev": GENESIS if last is None else last["hash"],
+            }
+            entry["hash"] = entry_hash(entry)
+            lines.append(json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+            out.append(entry)
+            last = entry
+        if not lines:
+            return out
+        data = "".join(lines).encode("utf-8")
         try:
-            written = os.write(fd, line)
-            if written != len(line):
-                raise OSError(errno.EIO, f"short write ({written} of {len(line)} bytes)")
+            written = os.write(fd, data)
+            if written != len(data):
+                raise OSError(errno.EIO, f"short write ({written} of {len(data)} bytes)")
             os.fsync(fd)
         except OSError as exc:
             # We hold the lock: cut back to the size we saw so no torn line stays behind.
@@ -162,11 +259,24 @@ def record_change(
                 os.ftruncate(fd, size)
             except OSError:
                 pass
-            hint = "free disk space and retry" if exc.errno == errno.ENOSPC else None
-            raise AuditError(f"cannot append to audit log {path}: {exc.strerror or exc}", hint) from None
-        return entry
+            raise AuditError(f"cannot append to audit log {path}: {_reason(exc)}", _hint(exc)) from None
+        return out
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return f"disk full (ENOSPC: {exc.strerror or exc})"
+    return str(exc.strerror or exc)
+
+
+def _hint(exc: OSError) -> str | None:
+    if exc.errno == errno.ENOSPC:
+        return "free disk space and retry"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "the data dir must be writable by you (compass-hook doctor)"
+    return None
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:

@@ -4,6 +4,14 @@ Read-only by design: verification never writes the log, the store or a pack, so
 it can never re-baseline a tampered state into a trusted one. Problems in the log
 itself stop the chain walk at the FIRST bad entry (everything after it is
 unproven); object checks then run against the entries before it.
+
+Pending changes: the store commits an *intent* (actor, action, id, content hash)
+with every memory change and clears it once the log has the entry. An intent the
+log does not cover yet (a crash, or a log that could not be written) counts as
+that object's last entry, marked pending: a memory written just before a crash is
+"pending", not "exists but the log has no add entry". The next worker start (or
+``audit repair``) appends it. A memory whose text differs from its intent's hash
+is still reported.
 """
 
 from __future__ import annotations
@@ -14,7 +22,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import merkle
-from .log import GENESIS, REMOVALS, _FIELDS, entry_hash, iter_lines, sha256_hex
+from ..errors import CompassError
+from .log import GENESIS, REMOVALS, REPLAY_SLACK_S, _FIELDS, entry_hash, entry_time, iter_lines, sha256_hex
 from .packs import DATA_PACKS, SUMS_NAME, compute_pack_sums, data_pack_path, read_pack_sums, shipped_dir
 
 _HEX64 = frozenset("0123456789abcdef")
@@ -22,7 +31,7 @@ _HEX64 = frozenset("0123456789abcdef")
 
 @dataclass
 class Problem:
-    kind: str  # chain | entry | memory | pack
+    kind: str  # chain | entry | memory | pack | store
     message: str
     line: int | None = None
     seq: int | None = None
@@ -38,6 +47,7 @@ class Report:
     packs_checked: int = 0
     problems: list[Problem] = field(default_factory=list)
     memory_source: str = ""
+    pending: int = 0  # memory changes committed with an intent that the log does not have yet
 
     @property
     def ok(self) -> bool:
@@ -52,6 +62,7 @@ class Report:
             "memories_checked": self.memories_checked,
             "packs_checked": self.packs_checked,
             "memory_source": self.memory_source,
+            "pending": self.pending,
             "first_problem": asdict(self.problems[0]) if self.problems else None,
             "problems": [asdict(p) for p in self.problems],
         }
@@ -119,25 +130,72 @@ def last_by_object(entries: Iterable[dict], object_type: str) -> dict[str, dict]
     return last
 
 
-def check_objects(current: dict[str, bytes | str], last: dict[str, dict], kind: str, label: str) -> list[Problem]:
-    """Compare the objects that exist now with the last logged entry for each."""
-    problems: list[Problem] = []
+# How an object differs from its last entry: no entry at all, forgotten but present, other content, gone unlogged.
+UNLOGGED, RESURRECTED, MODIFIED, MISSING = "unlogged", "resurrected", "modified", "missing"
+
+
+def object_diff(current: dict[str, bytes | str], last: dict[str, dict]) -> list[tuple[str, str]]:
+    """(object id, how it differs) for every object whose current state its last entry does not describe."""
+    out: list[tuple[str, str]] = []
     for oid in sorted(current):
         entry = last.get(oid)
         if entry is None:
-            problems.append(Problem(kind, f"{label} {oid} exists but the log has no add entry for it", object_id=oid))
+            out.append((oid, UNLOGGED))
         elif entry["action"] in REMOVALS:
-            problems.append(Problem(kind, f"{label} {oid} was forgotten (seq {entry['seq']}) but still exists",
-                                    seq=entry["seq"], object_id=oid))
+            out.append((oid, RESURRECTED))
         elif entry["content_sha256"] != sha256_hex(current[oid]):
-            problems.append(Problem(kind, f"{label} {oid} differs from its last logged hash (seq {entry['seq']})",
-                                    seq=entry["seq"], object_id=oid))
+            out.append((oid, MODIFIED))
     for oid in sorted(set(last) - set(current)):
-        entry = last[oid]
-        if entry["action"] not in REMOVALS:
-            problems.append(Problem(kind, f"{label} {oid} is logged (seq {entry['seq']}) but missing: "
-                                    "removed without a log entry", seq=entry["seq"], object_id=oid))
+        if last[oid]["action"] not in REMOVALS:
+            out.append((oid, MISSING))
+    return out
+
+
+def _where(entry: dict) -> str:
+    return "a pending change" if entry.get("pending") else f"seq {entry['seq']}"
+
+
+def check_objects(current: dict[str, bytes | str], last: dict[str, dict], kind: str, label: str) -> list[Problem]:
+    """Compare the objects that exist now with the last logged entry for each."""
+    problems: list[Problem] = []
+    for oid, how in object_diff(current, last):
+        entry = last.get(oid) or {}
+        seq = entry.get("seq")
+        if how == UNLOGGED:
+            problems.append(Problem(kind, f"{label} {oid} exists but the log has no add entry for it", object_id=oid))
+        elif how == RESURRECTED:
+            problems.append(Problem(kind, f"{label} {oid} was forgotten ({_where(entry)}) but still exists",
+                                    seq=seq, object_id=oid))
+        elif how == MODIFIED:
+            problems.append(Problem(kind, f"{label} {oid} differs from its last logged hash ({_where(entry)})",
+                                    seq=seq, object_id=oid))
+        else:
+            problems.append(Problem(kind, f"{label} {oid} is logged ({_where(entry)}) but missing: "
+                                    "removed without a log entry", seq=seq, object_id=oid))
     return problems
+
+
+def apply_pending(entries: list[dict], last: dict[str, dict], pending: Iterable[dict]) -> int:
+    """Make each intent the log does not cover yet its object's last entry (marked ``pending``); returns how
+    many. An intent is covered by an entry for the same object, action and hash written since it was made."""
+    count = 0
+    newest_first = list(reversed(entries))
+    for intent in pending:
+        oid, action, digest = str(intent["memory_id"]), intent["action"], intent.get("content_sha256")
+        since = float(intent.get("created") or 0.0) - REPLAY_SLACK_S
+        covered = False
+        for e in newest_first:
+            t = entry_time(e)
+            if t is not None and t < since:
+                break
+            if e["object_type"] == "memory" and e["object_id"] == oid and e["action"] == action \
+                    and e["content_sha256"] == digest:
+                covered = True
+                break
+        if not covered:
+            last[oid] = {"action": action, "content_sha256": digest, "seq": None, "pending": True}
+            count += 1
+    return count
 
 
 def check_shipped_packs(folder: Path) -> tuple[int, list[Problem]]:
@@ -169,7 +227,8 @@ def _data_packs(paths: Any) -> dict[str, bytes]:
     return out
 
 
-MemoryReader = Callable[[Any], "tuple[dict[str, str], str]"]
+# ({id: text}, where from) or ({id: text}, where from, [pending intents]); raises CompassError when unreadable.
+MemoryReader = Callable[[Any], "tuple[Any, ...]"]
 
 
 def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = None,
@@ -194,9 +253,15 @@ def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = No
             why = ("the log was rewritten" if expect_size is not None
                    else "the log was rewritten, or it grew since (give the size the root was noted at)")
             report.problems.append(Problem("chain", f"the first {size} entries do not hash to the expected root: {why}"))
-    memories, report.memory_source = memory_reader(paths)
-    report.memories_checked = len(memories)
-    report.problems += check_objects(memories, last_by_object(entries, "memory"), "memory", "memory")
+    try:
+        memories, report.memory_source, *rest = memory_reader(paths)
+    except CompassError as exc:  # a corrupt store: that is the finding, and no memory can be checked
+        report.problems.append(Problem("store", exc.message))
+    else:
+        report.memories_checked = len(memories)
+        last = last_by_object(entries, "memory")
+        report.pending = apply_pending(entries, last, rest[0] if rest else [])
+        report.problems += check_objects(memories, last, "memory", "memory")
     n_shipped, shipped = check_shipped_packs(shipped_dir(paths))
     data_packs = _data_packs(paths)
     report.packs_checked = n_shipped + len(data_packs)

@@ -7,13 +7,18 @@ the product never imports) add commands through the ``compass_hooks.cli`` entry
 point group, as llm plugins do: each entry point names a ``register(cli)`` that is
 called with this group at start-up (:func:`_load_plugins`).
 Core errors (:class:`~compass_hooks.errors.CompassError`) become one-line click
-errors here and nowhere else.
+errors here and nowhere else. A reader that closes our stdout early
+(``compass-hook audit verify | head -1``) ends the command quietly with the exit
+status it had decided on (:func:`set_exit_status`), so a pipeline never turns a
+failure into success.
 """
 
 from __future__ import annotations
 
 import importlib
+import io
 import json
+import os
 import pkgutil
 import sys
 from importlib.metadata import entry_points
@@ -25,6 +30,26 @@ from .. import __version__
 from ..errors import CompassError
 
 
+EXIT_STATUS = "compass.exit_status"
+
+
+def set_exit_status(code: int) -> None:
+    """The status this command ends with, decided before it prints: what a closed pipe exits with."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[EXIT_STATUS] = int(code)
+
+
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail again (and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a real file (a test runner's capture): nothing will flush to a closed pipe
+
+
 class CompassGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -34,7 +59,8 @@ class CompassGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
         except BrokenPipeError:
-            sys.exit(0)
+            _stdout_gone()
+            sys.exit(ctx.meta.get(EXIT_STATUS, 0))
         except Exception as exc:  # never a traceback at the edge; the log has it
             from ..logs import get_logger
 

@@ -123,12 +123,8 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
 @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
               help="Labelled JSONL (default: the dev set shipped in compass_hooks/drift/data/).")
-
-
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output file (default: <plugin>/anchors/calibration/<model>.json, or <data>/calibration/ if that is read-only).")
-
-
 @click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
 def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, target_fpr: float | None, as_json: bool) -> None:

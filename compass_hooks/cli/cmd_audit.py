@@ -6,7 +6,7 @@ import re
 
 import click
 
-from . import echo_json
+from . import echo_json, set_exit_status
 
 
 def _print_entry(e: dict) -> None:
@@ -29,8 +29,6 @@ def audit() -> None:
 @click.option("--root", "expect_root", metavar="HEX", help="A Merkle root noted earlier (from `audit show`).")
 @click.option("--size", "expect_size", type=click.IntRange(min=0), metavar="N",
               help="How many entries that root covered (default: all).")
-
-
 def verify_cmd(as_json: bool, expect_root: str | None, expect_size: int | None) -> None:
     """Recompute the chain, the Merkle root, every memory and pack hash.
 
@@ -47,11 +45,16 @@ def verify_cmd(as_json: bool, expect_root: str | None, expect_size: int | None) 
     if expect_size is not None and expect_root is None:
         raise click.UsageError("--size needs --root")
     report = verify(get_paths(), read_memories, expect_root=expect_root, expect_size=expect_size)
+    set_exit_status(0 if report.ok else 1)  # also when the reader closes the pipe early (`| head -1`)
     if as_json:
         echo_json(report.as_dict())
     elif report.ok:
         click.echo(f"audit OK: {report.entries} entries, root {report.root}, "
                    f"{report.memories_checked} memories and {report.packs_checked} packs match")
+        if report.pending:
+            click.echo(f"{report.pending} change(s) committed just before an interruption are not in the log "
+                       "yet (their intents are kept with the store): the worker writes them, or run "
+                       "`compass-hook audit repair`")
     else:
         click.echo(f"audit FAILED: {report.problems[0].message}")
         for p in report.problems[1:20]:
@@ -67,8 +70,6 @@ def verify_cmd(as_json: bool, expect_root: str | None, expect_size: int | None) 
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.option("-n", "count", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many of the latest entries to show (0 = all).")
-
-
 def show_cmd(as_json: bool, count: int) -> None:
     """Show the latest entries, the log size and its Merkle root."""
     from ..audit import merkle

@@ -43,6 +43,66 @@ def _default_model(name: str) -> dict[str, Any]:
         return {"name": name, "ready": False, "detail": str(exc)}
 
 
+LOW_DISK_BYTES = 100 * 1024 * 1024
+
+
+def _store_status(paths: Any) -> tuple[dict[str, Any], list[str]]:
+    """The store's integrity (PRAGMA quick_check), whether it is writable, free disk space, and the capture
+    backlog: queued and set-aside captures, spooled ones, audit entries pending, failures seen."""
+    import os
+
+    from .. import spool
+
+    out: dict[str, Any] = {"path": str(paths.db)}
+    advice: list[str] = []
+    try:
+        st = os.statvfs(paths.data)
+        out["disk_free_mb"] = round(st.f_bavail * st.f_frsize / 1048576, 1)
+        if st.f_bavail * st.f_frsize < LOW_DISK_BYTES:
+            advice.append(f"the disk holding {paths.data} is (almost) full ({out['disk_free_mb']} MB free): "
+                          "captures cannot be stored; free some space")
+    except OSError:
+        pass
+    if not paths.db.exists():
+        out["integrity"] = "no store yet"
+        out["captures_waiting"] = spool.count(paths.data)
+        return out, advice
+    try:
+        from ..memory import queue
+        from ..memory.store import Store, integrity_problems
+
+        problems = integrity_problems(paths.db)
+        if problems:
+            out["integrity"] = "CORRUPT: " + "; ".join(problems[:3])
+            advice.append(f"the memory store is corrupt ({problems[0]}): restore a backup or move {paths.db} "
+                          "aside (a new one is created); `compass-hook export` may still read some rows first")
+            return out, advice
+        out["integrity"] = "ok (quick_check)"
+        if not os.access(paths.db, os.W_OK) or not os.access(paths.data, os.W_OK):
+            out["writable"] = False
+            advice.append(f"the memory store is read-only: make {paths.db} and {paths.data} writable by you "
+                          "(captures wait on disk until then)")
+        store = Store(paths.db)
+        try:
+            out["memories"] = store.count()
+            out.update(queue.status(store, paths))
+        finally:
+            store.close()
+    except Exception as exc:  # a diagnosis never raises
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        advice.append(f"cannot read the memory store: {exc}")
+        return out, advice
+    if out.get("capture_failing"):
+        advice.append(f"captures are failing ({out.get('last_capture_error')}); they are kept on disk and stored "
+                      "once that is fixed")
+    if out.get("captures_set_aside"):
+        advice.append(f"{out['captures_set_aside']} captures could not be stored and were set aside as "
+                      f"{paths.spool}/*.bad (last error: {out.get('last_capture_error')}; {paths.logs}/memory.log)")
+    if out.get("captures_lost"):
+        advice.append(f"{out['captures_lost']} captures could not be saved at all (see {paths.logs}/memory.log)")
+    return out, advice
+
+
 def diagnose() -> dict[str, Any]:
     from ..paths import get_paths
     from ..versions import versions
@@ -81,6 +141,14 @@ def diagnose() -> dict[str, Any]:
                              for p in private_problems(path)]
     advice += [f"make it private: {p}" for p in report["permissions"]]
     report["worker"] = _worker_status()
+    report["store"], store_advice = _store_status(paths)
+    advice += store_advice
+    if report["store"].get("captures_waiting") and not report["worker"].get("running"):
+        advice.append(f"{report['store']['captures_waiting']} captures wait on disk for the worker: "
+                      "`compass-hook worker start` stores them")
+    if report["store"].get("audit_pending") and not report["worker"].get("running"):
+        advice.append(f"{report['store']['audit_pending']} audit entries are pending: the worker writes them, or "
+                      "`compass-hook audit repair`")
     from ..hookclient.native import status as client_status
 
     report["hook_client"] = client_status()  # optional: missing only costs speed, stale costs it on every hook
@@ -120,6 +188,10 @@ def _print_human(r: dict[str, Any]) -> None:
     click.echo("worker")
     for k, v in r["worker"].items():
         line(k, v)
+    click.echo("store")
+    for k, v in r["store"].items():
+        if v is not None:
+            line(k, v)
     hc = r["hook_client"]
     click.echo("hook client")
     line("native", f"{hc['state']} ({hc['path']})" + (", disabled by COMPASS_FAST_CLIENT=0" if hc["disabled_by_env"] else ""))

@@ -77,19 +77,13 @@ def model() -> None:
 @model.command("export")
 @click.option("--model", "model_ref", default="minilm", show_default=True,
               help="bge-m3 | minilm | a Hugging Face id (ORG/NAME) | a local sentence-transformers folder.")
-
-
 @click.option("--int8", is_flag=True, help="Also write model_int8.onnx (dynamic per-channel int8).")
 @click.option("--force", is_flag=True, help="Re-export even if the model folder is already there.")
 @click.option("--name", default=None, help="Folder name under the models dir (default: the alias or the last path part).")
 @click.option("--keep-env", is_flag=True,
               help="Keep the throw-away export env in the user cache for the next export.")
-
-
 @click.option("--no-build-env", is_flag=True,
               help="Export in this interpreter only; fail if the [export] extra is missing.")
-
-
 def export_cmd(model_ref: str, int8: bool, force: bool, name: str | None, keep_env: bool,
                no_build_env: bool) -> None:
     """Export a sentence-transformers model to ONNX into the models dir.

@@ -41,16 +41,24 @@ def register(cli: click.Group) -> None:
     @worker.command("stop")
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
     def stop(as_json: bool) -> None:
-        """Stop the worker (only a process proven to be this data dir's worker is signalled)."""
+        """Stop the worker (only a process proven to be this data dir's worker is signalled).
+
+        It stores waiting captures for up to 3 s; any left stay on disk and the next worker stores them.
+        """
+        from .. import spool
+        from ..paths import get_paths
         from ..worker.client import stop_worker
 
         result = stop_worker()
+        result["captures_waiting"] = spool.count(get_paths().data)
         if as_json:
             echo_json(result)
         elif result["running"]:
             raise click.ClickException(f"the worker (pid {result['pid']}) is still running")
         else:
             click.echo(f"stopped worker pid {result['pid']}" if result["was_running"] else "no worker was running")
+            if result["captures_waiting"]:
+                click.echo(f"{result['captures_waiting']} captures wait on disk; the next worker stores them")
 
     @worker.command("status")
     @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")

@@ -16,6 +16,11 @@ hook shows a short ``systemMessage`` (see state.py).
 Cold start: no worker -> spawn one and wait up to ``hooks.cold_start_s`` for
 readiness, then fail open and let it finish warming for the next prompt.
 PreToolUse(Bash) is answered here without a worker (the rules are stdlib regexes).
+
+Nothing answered is lost: a UserPromptSubmit or Stop that fails open (or passes
+through while the environment is built) is written to the capture spool
+(:mod:`compass_hooks.spool`, secrets and ``<private>`` spans taken out first) and
+the worker stores it when it next runs.
 """
 
 from __future__ import annotations
@@ -168,6 +173,8 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
 
     fast_failed = os.environ.pop("COMPASS_FAST_FAILED", None)
     fast_fallback = os.environ.pop("COMPASS_FAST_FALLBACK", None)
+    payload: dict[str, Any] | None = None
+    answered = False
     try:
         event = canonical(event_arg)
         s = settings_mod.load()
@@ -175,7 +182,7 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
             _drain(stdin)
             return 0
         if fast_failed:  # the worker took the request and did not answer: asking again would double the wait
-            _drain(stdin)
+            payload = read_payload(stdin, int(s["max_stdin_bytes"]))  # for the spool: it may not have been kept
             raise HookFailure(f"native client: {fast_failed}")
         if fast_fallback and os.environ.get("COMPASS_LOG_LEVEL", "").upper() == "DEBUG":  # logging is slow to import
             _log("debug", "%s: native client handed over: %s", event, fast_fallback)
@@ -186,16 +193,25 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
             result = pre_tool_use(payload, str(s["pretooluse"]))
         else:
             result = call(event, payload) if call else _call_worker(event, payload, s, t0)
+            # the worker has the capture now, unless it answered "not ready" without being able to keep it
+            answered = not (result.get("not_ready") and result.get("captured") is False)
         output.emit(event, result, int(s["budget_chars"]), stdout)
+        if not answered:
+            _spool(s, event, payload)
+            answered = True  # kept now: not a second time below
         state.record_success(s["hook_state"])
     except Pending as p:
         _log("info", "%s: passing through: %s", event, p)
+        if not answered:
+            _spool(s, event, payload)
         msg = str(p)
         if s is not None and event and msg.startswith("Compass"):
             _emit_quietly(event, {"systemMessage": msg}, stdout)
     except BaseException as exc:  # fail open on everything, including KeyboardInterrupt
         reason = str(exc) if isinstance(exc, HookFailure) else f"{type(exc).__name__}: {exc}"
         _log("warning", "%s failed open after %.0f ms: %s", event or event_arg, (time.monotonic() - t0) * 1000, reason)
+        if not answered:
+            _spool(s, event, payload)
         if s is not None and event:
             try:
                 notice = state.record_failure(s["hook_state"], reason, int(s["failures_before_notice"]))
@@ -204,6 +220,52 @@ def run(event_arg: str, stdin: BinaryIO, stdout: TextIO, t0: float | None = None
             if notice:
                 _emit_quietly(event, {"systemMessage": notice}, stdout)
     return 0
+
+
+SPOOL_TEXT = {"UserPromptSubmit": "prompt", "Stop": "last_assistant_message"}
+SPOOL_MAX_CHARS = 100_000  # the store keeps 20,000; a cut inside <private> hides the rest (see strip_private)
+
+
+def _opted_out(cwd: str) -> bool:
+    """A ``.compass-ignore`` at the project root (the nearest dir with ``.git``, else the cwd): nothing of that
+    project goes to disk, not even the spool. (The config's opt-out list is applied by the worker.)"""
+    import os
+
+    d = os.path.abspath(cwd)
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return os.path.exists(os.path.join(d, ".compass-ignore"))
+        parent = os.path.dirname(d)
+        if parent == d:
+            return os.path.exists(os.path.join(os.path.abspath(cwd), ".compass-ignore"))
+        d = parent
+
+
+def _spool(s: dict[str, Any] | None, event: str | None, payload: dict[str, Any] | None) -> None:
+    """Keep a prompt or Stop reply the worker did not take, for the worker to store when it runs."""
+    name = SPOOL_TEXT.get(event or "")
+    if s is None or name is None or payload is None:
+        return
+    text = payload.get(name)
+    cwd = payload.get("cwd")
+    if not isinstance(text, str) or not text.strip():
+        return
+    try:
+        if isinstance(cwd, str) and cwd and _opted_out(cwd):
+            return
+        from .. import spool
+        from ..textrules.secrets import redact, strip_private
+
+        clean, private = strip_private(text[:SPOOL_MAX_CHARS])
+        clean, secrets = redact(clean)
+        kept = {k: payload[k] for k in ("session_id", "prompt_id", "cwd") if isinstance(payload.get(k), str)}
+        kept[name] = clean
+        entry = {"v": 1, "time": time.time(), "event": event, "payload": kept, "redacted": bool(private or secrets)}
+        spool.write(s["data"], entry)
+        _log("info", "%s: kept in the capture spool for the worker", event)
+    except Exception as exc:  # the spool must never be what breaks the hook
+        _log("error", "%s: LOST: could not write the capture spool in %s: %s: %s", event, s.get("data"),
+             type(exc).__name__, exc)
 
 
 def _emit_quietly(event: str, result: dict[str, Any], stdout: TextIO) -> None:

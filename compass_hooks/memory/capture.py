@@ -1,6 +1,12 @@
 """Capture without an LLM: user prompts, the assistant's final reply, and
 transcript turns not yet stored.
 
+Prompts and Stop replies are made durable before the hook answers: their items
+(cleaned as below, ``created`` = when the hook ran) are written to the capture
+spool and become memories afterwards, embedded in batches (:mod:`.queue`);
+without a worker that happens at once. So a worker that stops, restarts or is
+killed loses nothing it answered.
+
 Everything passes through the same preparation: our own Compass blocks and
 harness text out, ``<private>`` spans out, secrets redacted, instruction-like
 text flagged, then constraint/decision/correction detection on user text.
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -127,6 +134,36 @@ def items_for_prompt(p: Prepared, base: dict[str, Any], key: str) -> list[dict[s
     ]
 
 
+def vector_field(vec: Any, model: str | None) -> dict[str, str]:
+    """A vector as JSON for the capture spool: float32 little-endian, base64, with the model that made it."""
+    import base64
+
+    import numpy as np
+
+    return {"model": str(model or ""), "f32": base64.b64encode(np.asarray(vec, "<f4").tobytes()).decode("ascii")}
+
+
+def known_vectors(core: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The vectors spooled items carry (``vector_field``), by text, when ``core.embedder`` made them; the
+    ``vector`` fields are removed from the items."""
+    import base64
+
+    import numpy as np
+
+    known: dict[str, Any] = {}
+    for it in items:
+        field_ = it.pop("vector", None)
+        if not isinstance(field_, dict) or field_.get("model") != core.embedder.name:
+            continue
+        try:
+            vec = np.frombuffer(base64.b64decode(field_["f32"]), dtype="<f4")
+        except (KeyError, TypeError, ValueError):
+            continue
+        if vec.shape == (core.embedder.dim,):
+            known[it["text"]] = vec
+    return known
+
+
 def embed_items(core: Any, items: list[dict[str, Any]], known: Mapping[str, Any] | None = None) -> None:
     """Attach vectors in batches; on failure store without: the memory is kept and keyword recall finds it,
     dense recall does not (nothing backfills missing vectors yet).
@@ -186,26 +223,44 @@ def prepare_prompt(core: Any, text: str, project: str | None) -> Prepared | None
     return prepare(text, "user")
 
 
-def capture_prompt(core: Any, prompt: PromptContext) -> list[int]:
-    """Store the user's prompt (and a detected rule). Returns the new ids."""
+def context_items(prompt: PromptContext, created: float | None = None) -> list[dict[str, Any]]:
+    """The store items for a prepared hook prompt (and a detected rule); [] when nothing is to be stored.
+    The prompt's own vector (embedded once while the hook prepared it) travels with its item, so storing it
+    later does not embed it again."""
     p = prompt.prepared
     if p is None:
         return []
-    project = prompt.project or GLOBAL
     session = prompt.session
     key = f"prompt:{session}:{prompt.prompt_id or _sha(p.text)}"
-    base = {"project": project, "session": session, "role": "user", "source": "hook"}
+    base = {"project": prompt.project or GLOBAL, "session": session, "role": "user", "source": "hook",
+            "created": time.time() if created is None else created}
     items = items_for_prompt(p, base, key)
-    if core.store.existing_keys(project, [it["dedupe_key"] for it in items]):
+    vectors = prompt.vectors or {}
+    for it in items:
+        vec = vectors.get(it["text"])
+        if vec is not None:
+            it["vector"] = vector_field(vec, prompt.model)
+    return items
+
+
+def prompt_items(core: Any, event: Any, created: float | None = None) -> list[dict[str, Any]]:
+    """The store items for a hook prompt from its payload (a worker that answered without running the
+    handlers, a hook process that failed open); [] when nothing is to be stored."""
+    project = event_project(core, event)
+    if project is None:
         return []
-    # The prompt's vector comes from the context; a rule sentence split out of a long prompt is embedded
-    # here, after the answer, rather than making the hook's one embedding call longer.
-    embed_items(core, items, prompt.vectors)
-    return [a.id for a in store_items(core, items) if a.new and a.id is not None]
+    p = prepare(field(event, "prompt") or "", "user")
+    if p is None:
+        return []
+    session = field(event, "session_id")
+    key = f"prompt:{session}:{field(event, 'prompt_id') or _sha(p.text)}"
+    base = {"project": project, "session": session, "role": "user", "source": "hook",
+            "created": time.time() if created is None else created}
+    return items_for_prompt(p, base, key)
 
 
-def capture_stop(core: Any, event: Any) -> int | None:
-    """Store ``last_assistant_message`` (cut at a sentence end) as an assistant memory."""
+def stop_item(core: Any, event: Any, created: float | None = None) -> dict[str, Any] | None:
+    """The store item for ``last_assistant_message`` (cut at a sentence end), or None."""
     project = event_project(core, event)
     if project is None:
         return None
@@ -213,13 +268,26 @@ def capture_stop(core: Any, event: Any) -> int | None:
     if p is None:
         return None
     session = field(event, "session_id")
-    item = {"project": project, "session": session, "role": "assistant", "kind": "note", "source": "hook",
-            "text": p.text, "flags": p.flags, "dedupe_key": f"stop:{session}:{_sha(p.text)}"}
-    if core.store.existing_keys(project, [item["dedupe_key"]]) or core.store.has_hash(project, p.text, session):
-        return None
-    embed_items(core, [item])
-    added = store_items(core, [item])[0]
-    return added.id if added.new else None
+    return {"project": project, "session": session, "role": "assistant", "kind": "note", "source": "hook",
+            "text": p.text, "flags": p.flags, "dedupe_key": f"stop:{session}:{_sha(p.text)}",
+            "created": time.time() if created is None else created}
+
+
+def capture_prompt(core: Any, prompt: PromptContext) -> list[int]:
+    """Make the user's prompt (and a detected rule) durable and store it: at once without a worker (returns
+    the new ids), after the hook's answer with one (returns [])."""
+    from . import queue
+
+    return queue.journal(core, "prompt", context_items(prompt))
+
+
+def capture_stop(core: Any, event: Any) -> int | None:
+    """Make ``last_assistant_message`` durable and store it as an assistant memory (as :func:`capture_prompt`)."""
+    from . import queue
+
+    item = stop_item(core, event)
+    ids = queue.journal(core, "stop", [item] if item else [])
+    return ids[0] if ids else None
 
 
 def ingest_transcript(core: Any, event: Any) -> int:

@@ -5,7 +5,7 @@ Each migration runs in one transaction together with the bump of
 whole version. Migrations are append-only: never edit a released one, add the
 next number. Stdlib only.
 
-Schema (v2):
+Schema (v3):
 
 - ``memories``: ``id`` INTEGER PRIMARY KEY AUTOINCREMENT (ids are never reused,
   so the dense index can catch up by "id > last seen"); ``project`` (project id,
@@ -23,6 +23,10 @@ Schema (v2):
   ``porter unicode61`` tokenizer, kept in sync by triggers (forget removes rows).
 - ``tombstones(project, key)`` (v2): dedupe keys and content hashes of forgotten
   memories, so re-reading a transcript does not bring a forgotten turn back.
+- ``audit_pending`` (v3): one intent per memory change (actor, action, id, the
+  content's SHA-256), committed with the change and cleared once the audit log
+  has its entry; what a crash leaves between the two is appended later
+  (``Store.flush_audit``) and shown as pending by ``audit verify``.
 """
 
 from __future__ import annotations
@@ -113,8 +117,19 @@ def _split(sql: str) -> list[str]:
     return out
 
 
+_V3 = """
+CREATE TABLE audit_pending (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created REAL NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    memory_id INTEGER NOT NULL,
+    content_sha256 TEXT
+);
+"""
+
 # Index i holds the migration to version i + 1.
-MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2)]
+MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3)]
 LATEST = len(MIGRATIONS)
 
 

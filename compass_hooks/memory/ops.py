@@ -5,24 +5,34 @@ Arguments and results are JSON. ``project`` accepts a project id, a path or a
 name (see :func:`.project.resolve`); relative paths are the caller's business
 (the CLI resolves them against its own cwd before calling). ``cwd`` is the
 alternative for callers that only know a directory. No project: the global scope.
-Memory ids are integers; strings of digits are accepted (MCP passes strings).
+Memory ids are integers; strings of ASCII digits are accepted (MCP passes strings).
+
+Writes are committed before the audit log hears of them; when the log cannot be
+written the write still succeeds (it is stored, and a retry must not store it
+twice) and the result says why its entry is pending (``audit_pending``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import time
 from typing import Any, Sequence
 
-from ..errors import InvalidInput
+from ..errors import CompassError, InvalidInput, StoreError
 from ..ops import op
 from . import capture, privacy
 from . import project as projects
-from .store import GLOBAL, KINDS, ROLES, SOURCES
+from .store import GLOBAL, KINDS, ROLES, SOURCES, parse_id
 
 KIND_ALIASES = {"preference": "constraint", "rule": "constraint", "fact": "note"}
 RESULT_FIELDS = ("id", "ref", "text", "score", "kind", "session", "created")
 MAX_BATCH = 5000
+# An export page stops at this many bytes of JSON rows: a page is one worker message, and a message has a
+# ceiling (protocol.MAX_LINE, 16 MiB). One row is at most ~100 KB (20,000 characters of text, a bounded context).
+EXPORT_PAGE_BYTES = 4 * 1024 * 1024
+MAX_CONTEXT = 20_000  # characters of an imported row's context (derived search text; ours is ~1,500)
 
 
 def _project(core: Any, project: str | None = None, cwd: str | None = None) -> str:
@@ -34,9 +44,11 @@ def _project(core: Any, project: str | None = None, cwd: str | None = None) -> s
     return projects.resolve(project, known)
 
 
-def _kind(kind: str | None) -> str | None:
+def _kind(kind: Any) -> str | None:
     if kind is None:
         return None
+    if not isinstance(kind, str):
+        raise InvalidInput(f"kind must be a string, got {kind!r}", f"one of: {', '.join(KINDS)}")
     kind = KIND_ALIASES.get(kind.strip().lower(), kind.strip().lower())
     if kind not in KINDS:
         raise InvalidInput(f"unknown kind {kind!r}", f"one of: {', '.join(KINDS)}")
@@ -44,10 +56,15 @@ def _kind(kind: str | None) -> str | None:
 
 
 def _id(value: Any) -> int:
-    try:
-        return int(str(value).strip().lstrip("#"))
-    except (TypeError, ValueError):
-        raise InvalidInput(f"memory ids are numbers, got {value!r}", "`compass-hook recall QUERY` shows ids") from None
+    return parse_id(value)
+
+
+def _audit_note(core: Any, out: dict) -> dict:
+    """Add why the audit entry of this write is pending, when it is (the write itself is done)."""
+    pending = core.store.audit_error()
+    if pending:
+        out["audit_pending"] = pending
+    return out
 
 
 def public(row: dict, now: float | None = None) -> dict:
@@ -86,12 +103,16 @@ def remember(core: Any, text: str, kind: str | None = None, project: str | None 
         from .constraints import classify
 
         kind = classify(cleaned.text) or "note"
+    # The same text remembered again (a retry after a timeout, twice by hand) is one memory: the key is the
+    # content; `revive` lets the user remember what they once forgot (a transcript re-read may not).
+    digest = hashlib.sha256(f"{kind}\x1f{role}\x1f{cleaned.text}".encode("utf-8")).hexdigest()[:32]
     item = {"text": cleaned.text, "project": proj, "session": session, "role": role, "kind": kind,
-            "source": source, "ref": ref, "pinned": bool(pin or pinned), "flags": cleaned.flags}
+            "source": source, "ref": ref, "pinned": bool(pin or pinned), "flags": cleaned.flags,
+            "dedupe_key": f"remember:{digest}", "revive": True}
     capture.embed_items(core, [item])
     added = capture.store_items(core, [item])[0]
     row = core.store.get(added.id)
-    return {"memory": {**public(row), "redactions": len(cleaned.redactions)}, "new": added.new}
+    return _audit_note(core, {"memory": {**public(row), "redactions": len(cleaned.redactions)}, "new": added.new})
 
 
 def _search_many(core: Any, items: list[dict], kinds, scope: str) -> list[list[dict]]:
@@ -144,15 +165,31 @@ def forget(core: Any, id: Any = None, project: str | None = None, session: str |
         removed = core.store.forget(session=session, actor=source)
     from . import recall
 
+    audit = core.store.audit_error()
     recall.invalidate(core, [r["id"] for r in removed])
     out: dict[str, Any] = {"removed": len(removed), "ids": [r["id"] for r in removed]}
     if id is not None:
         r = removed[0]
         out["memory"] = {"id": r["id"], "removed": True, "kind": r["kind"], "text": r["text"]}
+    if audit:
+        out["audit_pending"] = audit
     return out
 
 
+def _opt_str(raw: dict, name: str, allow_number: bool = False) -> str | None:
+    """An optional string field; a number too where ids are often numbers (ref, session)."""
+    value = raw.get(name)
+    if value is None:
+        return None
+    if allow_number and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return str(value)
+    if not isinstance(value, str):
+        raise InvalidInput(f"'{name}' must be a string{' or a number' if allow_number else ''}, got {json.dumps(value)[:60]}")
+    return value
+
+
 def _import_item(raw: Any, project: str | None, core: Any) -> dict:
+    """One import line as a store item; InvalidInput names the first bad field."""
     if not isinstance(raw, dict):
         raise InvalidInput("not a JSON object")
     text = raw.get("text")
@@ -162,52 +199,92 @@ def _import_item(raw: Any, project: str | None, core: Any) -> dict:
     if not cleaned.text:
         raise InvalidInput("nothing left after removing <private> text")
     role = raw.get("role") or "user"
-    if role not in ROLES:
-        raise InvalidInput(f"unknown role {role!r}")
+    if not isinstance(role, str) or role not in ROLES:
+        raise InvalidInput(f"unknown role {role!r}", f"one of: {', '.join(ROLES)}")
+    kind = _kind(raw.get("kind")) or "note"
     ts = raw.get("ts", raw.get("created"))
     if ts is not None:
         from .transcript import parse_time
 
-        parsed = parse_time(ts)
-        if parsed is None:
+        parsed = None if isinstance(ts, bool) else parse_time(ts)
+        if parsed is None or not math.isfinite(parsed):
             raise InvalidInput(f"unreadable ts {ts!r}", "unix seconds or ISO 8601")
         ts = parsed
-    proj = project or (_project(core, str(raw["project"])) if raw.get("project") else GLOBAL)
-    ref = raw.get("ref")
-    key = raw.get("key") or (f"ref:{ref}" if ref is not None else None)
+    session = _opt_str(raw, "session", allow_number=True)
+    ref = _opt_str(raw, "ref", allow_number=True)
+    raw_project = raw.get("project")
+    if raw_project is not None and not isinstance(raw_project, str):
+        raise InvalidInput(f"'project' must be a string, got {json.dumps(raw_project)[:60]}")
+    proj = project or (_project(core, raw_project) if raw_project else GLOBAL)
+    key = _opt_str(raw, "key") or (f"ref:{ref}" if ref is not None else None)
     if key is None:  # no id from the caller: the same line imported twice is still one memory
-        ident = "\x1f".join(str(x) for x in (raw.get("session"), role, raw.get("kind"), ts, cleaned.text))
+        ident = "\x1f".join(str(x) for x in (session, role, kind, ts, cleaned.text))
         key = "imp:" + hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
     src = raw.get("source") or "import"
     if src not in SOURCES:
         src = "import"
-    flags = sorted(set(raw.get("flags") or []) | set(cleaned.flags))
-    return {"text": cleaned.text, "project": proj, "session": raw.get("session"), "role": role,
-            "kind": _kind(raw.get("kind")) or "note", "created": ts, "ref": None if ref is None else str(ref),
-            "pinned": bool(raw.get("pinned")), "flags": flags, "source": src, "dedupe_key": key,
-            "context": raw.get("context") or "", "meta": raw.get("meta") if isinstance(raw.get("meta"), dict) else None}
+    flags = raw.get("flags") or []
+    if isinstance(flags, str):
+        flags = [f for f in flags.split(",") if f]
+    if not isinstance(flags, list) or not all(isinstance(f, str) and f and "," not in f for f in flags):
+        raise InvalidInput(f"'flags' must be a list of strings, got {json.dumps(raw.get('flags'))[:60]}")
+    pinned = raw.get("pinned", False)
+    if pinned is None:
+        pinned = False
+    if not isinstance(pinned, bool) and pinned not in (0, 1):
+        raise InvalidInput(f"'pinned' must be true or false, got {json.dumps(pinned)[:60]}")
+    context = _opt_str(raw, "context") or ""
+    meta = raw.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise InvalidInput(f"'meta' must be an object, got {json.dumps(meta)[:60]}")
+    return {"text": cleaned.text, "project": proj, "session": session, "role": role,
+            "kind": kind, "created": ts, "ref": ref, "pinned": bool(pinned),
+            "flags": sorted(set(flags) | set(cleaned.flags)), "source": src, "dedupe_key": key,
+            "context": context[:MAX_CONTEXT], "meta": meta or None}
 
 
 @op("import_batch")
 def import_batch(core: Any, items: Sequence[Any], project: str | None = None, first_line: int = 1,
                  lines: Sequence[int] | None = None) -> dict:
     """Import memories (one embedding batch). Bad items are reported with their line
-    (``lines[i]``, else ``first_line`` + i) and skipped; the rest are stored. Items with a ``ref``
+    (``lines[i]``, else ``first_line`` + i) and skipped; the rest are stored, also when the store rejects one
+    of them (the batch is then written line by line to find it). Items with a ``ref``
     (or an exported ``key``) are not imported twice into the same project."""
     if len(items) > MAX_BATCH:
         raise InvalidInput(f"at most {MAX_BATCH} items per call", "split the batch")
     proj = _project(core, project) if project else None
     good: list[dict] = []
+    where: list[int] = []
     errors: list[dict] = []
+
+    def line(i: int) -> int:
+        return lines[i] if lines and i < len(lines) else first_line + i
+
     for i, raw in enumerate(items):
         try:
             good.append(_import_item(raw, proj, core))
-        except InvalidInput as exc:
-            errors.append({"line": lines[i] if lines else first_line + i, "error": exc.message})
+            where.append(line(i))
+        except CompassError as exc:
+            errors.append({"line": line(i), "error": exc.message})
+        except (TypeError, ValueError, OverflowError) as exc:  # a value no check above foresaw: still one line
+            errors.append({"line": line(i), "error": f"{type(exc).__name__}: {exc}"})
     capture.embed_items(core, good)
-    added = capture.store_items(core, good, actor="import")
+    try:
+        added = capture.store_items(core, good, actor="import")
+    except StoreError:
+        raise  # the store itself (disk full, locked, corrupt): no line is at fault, the caller stops
+    except CompassError:
+        added = []
+        for item, n in zip(good, where):  # one item the store rejects must not drop the others
+            try:
+                added += capture.store_items(core, [item], actor="import")
+            except StoreError:
+                raise
+            except CompassError as exc:
+                errors.append({"line": n, "error": exc.message})
     new = sum(1 for a in added if a.new)
-    return {"added": new, "duplicates": len(added) - new, "errors": errors}
+    errors.sort(key=lambda e: e["line"])
+    return _audit_note(core, {"added": new, "duplicates": len(added) - new, "errors": errors})
 
 
 EXPORT_FIELDS = ("id", "text", "ref", "project", "session", "role", "kind", "ts", "pinned", "flags", "source", "key",
@@ -215,20 +292,29 @@ EXPORT_FIELDS = ("id", "text", "ref", "project", "session", "role", "kind", "ts"
 
 
 @op("export")
-def export(core: Any, project: str | None = None, after_id: int = 0, limit: int = 1000) -> dict:
+def export(core: Any, project: str | None = None, after_id: int = 0, limit: int = 1000,
+           max_bytes: int = EXPORT_PAGE_BYTES) -> dict:
     """One page of memories as import lines (``ts`` = created, ``key`` = dedupe key),
-    oldest id first; ``next_after`` is None on the last page."""
+    oldest id first, at most ``limit`` rows and about ``max_bytes`` of JSON (always at least one row);
+    ``next_after`` (the id to continue after) is None on the last page."""
     proj = _project(core, project) if project else None
     limit = max(1, min(int(limit), 10_000))
-    rows = []
-    for r in core.store.iter_rows(project=proj, after_id=int(after_id), batch=limit):
-        rows.append({"id": r["id"], "text": r["text"], "ref": r["ref"], "project": r["project"],
-                     "session": r["session"], "role": r["role"], "kind": r["kind"], "ts": r["created"],
-                     "pinned": r["pinned"], "flags": r["flags"], "source": r["source"], "key": r["dedupe_key"],
-                     "context": r["context"] or None, "meta": r["meta"] or None})
-        if len(rows) >= limit:
+    budget = max(1, min(int(max_bytes), EXPORT_PAGE_BYTES))
+    rows: list[dict] = []
+    size = 0
+    full = False
+    for r in core.store.iter_rows(project=proj, after_id=int(after_id), batch=min(limit, 500)):
+        row = {"id": r["id"], "text": r["text"], "ref": r["ref"], "project": r["project"],
+               "session": r["session"], "role": r["role"], "kind": r["kind"], "ts": r["created"],
+               "pinned": r["pinned"], "flags": r["flags"], "source": r["source"], "key": r["dedupe_key"],
+               "context": r["context"] or None, "meta": r["meta"] or None}
+        cost = len(json.dumps(row, ensure_ascii=False).encode("utf-8"))
+        if rows and (size + cost > budget or len(rows) >= limit):
+            full = True
             break
-    return {"rows": rows, "next_after": rows[-1]["id"] if len(rows) >= limit else None}
+        rows.append(row)
+        size += cost
+    return {"rows": rows, "next_after": rows[-1]["id"] if full else None}
 
 
 @op("constraints")

@@ -42,6 +42,7 @@ class PromptContext:
     prepared: Prepared | None = None
     # Embeddings by exact text, all from one embedder call; a text missing here is embedded by its reader.
     vectors: Mapping[str, Any] = field(default_factory=_no_vectors)
+    model: str | None = None  # the embedder that made ``vectors`` (a spooled capture keeps its vector only then)
 
     def vector(self, text: str) -> Any:
         """The embedding of ``text`` made while preparing the prompt, or None."""

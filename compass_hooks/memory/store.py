@@ -14,11 +14,21 @@ Why it looks like this:
 - **Ids** are INTEGER AUTOINCREMENT, never reused, so the dense index catches up
   with ``vectors_since(model, last_id)``. They are shown to users as plain numbers.
 - **Audit**: every add/forget/edit of a memory is reported to the ``on_change``
-  callback given to the store (``actor, action, memory id, text``; text None for
-  a removal) after the commit. The Core wires it to the audit log
-  (:func:`compass_hooks.audit.memory_recorder`); the store knows nothing of the
-  audit. Derived data (embeddings, the FTS ``context`` column) is not reported:
-  it is not memory content.
+  callback given to the store, a batch of :class:`Change` (actor, action, memory
+  id, SHA-256 of the text; None for a removal) after the commit. The Core wires it
+  to the audit log (:func:`compass_hooks.audit.memory_recorder`); the store knows
+  nothing of the audit. So that a crash between the commit and the append never
+  leaves a memory the log does not know, each change also writes an *intent*
+  (table ``audit_pending``) in the same transaction, cleared once reported; what
+  a crash or an unwritable log leaves is reported later (:meth:`Store.flush_audit`:
+  the next write, the worker, ``audit repair``), and ``audit verify`` shows it as
+  pending, not as tampering. A failed report does not fail the write (it is
+  committed: a caller told "failed" would retry and store it twice); the caller
+  reads :meth:`Store.audit_error`. Derived data (embeddings, the FTS ``context``
+  column) is not reported: it is not memory content.
+- **Failures are named**: a full disk (SQLITE_FULL, or an I/O error with no space
+  left), a read-only file and a corrupt file each raise a :class:`StoreError` that
+  says so; :func:`integrity_problems` runs ``PRAGMA quick_check``.
 - The store does not redact or classify: callers (``memory.ops``, ``memory.capture``)
   run :mod:`.privacy` first. The store only validates and writes.
 
@@ -29,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import random
 import sqlite3
@@ -36,9 +47,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
+from urllib.parse import quote
 
-from ..errors import InvalidInput, NotFound, StoreError
+from ..errors import CompassError, InvalidInput, NotFound, StoreError
 from . import migrations
 
 GLOBAL = "__global__"
@@ -56,10 +68,26 @@ _RETRIES = 12
 _BACKOFF_S = 0.01
 _BACKOFF_MAX_S = 1.0
 _CHUNK = 500  # ids per IN (...) query (SQLite's variable limit is 32766 on 3.32+, stay far below)
+# Intents older than this are a crashed writer's (a live one clears its own within milliseconds): any writer
+# reports them before its own change, so the log keeps the order in which things happened.
+STALE_INTENT_S = 2.0
+# SQLite primary result codes (sqlite3.SQLITE_* exist from Python 3.11 only).
+_SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB = 8, 10, 11, 13, 26
 
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parse_id(value: Any) -> int:
+    """A memory id: an int, or a string of ASCII digits (``"#12"`` too). ``int()`` alone would take "٥" (an
+    Arabic-Indic five) or "１２" for 5 and 12 and delete a memory nobody named."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = value.strip().lstrip("#") if isinstance(value, str) else None
+    if not text or not text.isascii() or not text.isdigit():
+        raise InvalidInput(f"memory ids are numbers (ASCII digits), got {value!r}", "`compass-hook recall QUERY` shows ids")
+    return int(text)
 
 
 @dataclass(frozen=True)
@@ -76,6 +104,52 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in msg or "busy" in msg
 
 
+def _no_space(path: Path) -> bool:
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+def describe_error(exc: sqlite3.Error, path: Path) -> tuple[str, str | None]:
+    """(what went wrong, what to do) for a SQLite failure, naming a full disk, a read-only or a corrupt file:
+    "cannot rollback - no transaction is active" says none of that."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    code = None if code is None else code & 0xFF
+    low = str(exc).lower()
+    if code == _SQLITE_FULL or "disk is full" in low or (
+            (code == _SQLITE_IOERR or "disk i/o error" in low) and _no_space(path)):
+        return (f"disk full: the memory store {path} cannot grow (SQLITE_FULL: {exc})",
+                f"free space on the disk holding {path.parent}; nothing half-written was kept")
+    if code == _SQLITE_READONLY or "readonly" in low or "read-only" in low:
+        return (f"the memory store {path} is read-only ({exc})",
+                f"make {path}, its -wal/-shm files and {path.parent} writable by you")
+    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or "malformed" in low or "not a database" in low:
+        return (f"the memory store {path} is corrupt ({exc})",
+                "`compass-hook doctor` runs an integrity check; restore a backup or move the file aside "
+                "(a new store is created)")
+    return f"memory store failure on {path}: {exc}", None
+
+
+def integrity_problems(db_path: str | os.PathLike) -> list[str]:
+    """``PRAGMA quick_check`` of an existing store: [] when sound, else what SQLite reports (first lines).
+    Opens the file without creating it and writes nothing."""
+    path = Path(db_path)
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True, timeout=5.0)
+    except sqlite3.Error as exc:
+        return [f"cannot open: {exc}"]
+    try:
+        rows = con.execute("PRAGMA quick_check(20)").fetchall()
+    except sqlite3.Error as exc:
+        return [str(exc)]
+    finally:
+        con.close()
+    found = [str(r[0]) for r in rows]
+    return [] if found == ["ok"] else found
+
+
 def _row(r: sqlite3.Row | tuple) -> dict[str, Any]:
     d = dict(zip(_COLUMNS, r))
     d["pinned"] = bool(d["pinned"])
@@ -84,8 +158,19 @@ def _row(r: sqlite3.Row | tuple) -> dict[str, Any]:
     return d
 
 
-# Reports a change to a memory: (actor, action "add"|"edit"|"forget", memory id, its text; None for a removal).
-ChangeHook = Callable[[str, str, int, "str | None"], None]
+class Change(NamedTuple):
+    """One change to a memory, as the store reports it: the text's SHA-256 (``memories.hash``), None for a
+    removal; ``since`` is set when a change committed earlier is reported again (crash recovery)."""
+
+    actor: str
+    action: str  # add | edit | forget
+    memory_id: int
+    content_sha256: str | None
+    since: float | None = None
+
+
+# Hears of committed changes in batches; raises (AuditError) when it cannot record them.
+ChangeHook = Callable[[Sequence[Change]], None]
 
 
 class Store:
@@ -157,23 +242,32 @@ class Store:
                     if _is_busy(exc) and attempt < _RETRIES - 1:
                         self._sleep(attempt)
                         continue
-                    raise StoreError(f"the memory store {self.path} stayed locked: {exc}",
-                                     "another process holds a long write; retry") from None
+                    if _is_busy(exc):
+                        raise StoreError(f"the memory store {self.path} stayed locked: {exc}",
+                                         "another process holds a long write; retry") from None
+                    raise StoreError(*describe_error(exc, self.path)) from None
+                except sqlite3.Error as exc:
+                    raise StoreError(*describe_error(exc, self.path)) from None
                 try:
                     result = fn(conn)
                     conn.execute("COMMIT")
                     return result
                 except sqlite3.OperationalError as exc:
-                    conn.execute("ROLLBACK")
+                    self._rollback(conn)
                     if _is_busy(exc) and attempt < _RETRIES - 1:
                         self._sleep(attempt)
                         continue
-                    raise StoreError(f"memory store write failed: {exc}") from None
+                    message, hint = describe_error(exc, self.path)
+                    raise StoreError(f"memory store write failed: {message}", hint) from None
                 except sqlite3.IntegrityError as exc:
-                    conn.execute("ROLLBACK")
+                    self._rollback(conn)
                     raise InvalidInput(f"memory rejected by the store: {exc}") from None
+                except sqlite3.Error as exc:  # corrupt file, I/O error, a value SQLite cannot bind
+                    self._rollback(conn)
+                    message, hint = describe_error(exc, self.path)
+                    raise StoreError(f"memory store write failed: {message}", hint) from None
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    self._rollback(conn)
                     raise
         raise StoreError("unreachable")  # pragma: no cover
 
@@ -186,15 +280,100 @@ class Store:
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         return self._read(sql, args)
 
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        """Undo what is left: after SQLITE_FULL or a corrupt page SQLite has rolled back already, and a second
+        ROLLBACK ("no transaction is active") must not replace the real error."""
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         try:
             return self._conn().execute(sql, args).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(f"memory store read failed: {exc}") from None
+            message, hint = describe_error(exc, self.path)
+            raise StoreError(f"memory store read failed: {message}", hint) from None
 
-    def _audit(self, actor: str, action: str, memory_id: int, content: str | None) -> None:
-        if self._on_change is not None:
-            self._on_change(actor, action, memory_id, content)
+    # ------------------------------------------------------------------ audit intents
+
+    def _intents(self, conn: sqlite3.Connection, changes: Sequence[Change]) -> list[int]:
+        """Write one intent per change inside the caller's transaction (nothing when nobody listens)."""
+        if self._on_change is None or not changes:
+            return []
+        now = time.time()
+        ids = []
+        for c in changes:
+            cur = conn.execute("INSERT INTO audit_pending (created, actor, action, memory_id, content_sha256)"
+                               " VALUES (?,?,?,?,?)", (now, c.actor, c.action, int(c.memory_id), c.content_sha256))
+            ids.append(int(cur.lastrowid))
+        return ids
+
+    @staticmethod
+    def _clear_intents(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+        for i in range(0, len(ids), _CHUNK):
+            part = list(ids[i : i + _CHUNK])
+            conn.execute(f"DELETE FROM audit_pending WHERE id IN ({','.join('?' * len(part))})", part)
+
+    def _report(self, changes: Sequence[Change], intent_ids: Sequence[int]) -> None:
+        """Tell ``on_change`` of committed changes, then clear their intents. A failure is kept for
+        :meth:`audit_error` and leaves the intents for :meth:`flush_audit`; it never undoes the change."""
+        self._local.audit_error = None
+        if self._on_change is None or not changes:
+            return
+        try:
+            self.flush_audit(STALE_INTENT_S, exclude=intent_ids)  # a crashed writer's first: the log keeps order
+        except CompassError:
+            pass  # they stay pending; ours are reported regardless
+        try:
+            self._on_change(changes)
+        except CompassError as exc:
+            self._local.audit_error = str(exc)
+            return
+        try:
+            self._write(lambda conn: self._clear_intents(conn, intent_ids))
+        except CompassError:
+            pass  # the entries are in the log; a later flush finds them there and only clears the intents
+
+    def audit_error(self) -> str | None:
+        """Why the audit log did not get this thread's last write (it is committed and will be logged later),
+        or None when it did."""
+        return getattr(self._local, "audit_error", None)
+
+    def flush_audit(self, min_age: float = STALE_INTENT_S, exclude: Sequence[int] = ()) -> dict[str, Any]:
+        """Report the intents at least ``min_age`` seconds old (a crashed writer's, or ones an unwritable log
+        left) in order, skipping what the log already holds. ``{"recorded", "pending", "error"}``."""
+        if self._on_change is None:
+            return {"recorded": 0, "pending": 0, "error": None}
+        skip = set(exclude)
+        recorded = 0
+        while True:
+            rows = [r for r in self._read("SELECT id, created, actor, action, memory_id, content_sha256 FROM"
+                                          " audit_pending WHERE created <= ? ORDER BY id LIMIT 2000",
+                                          (time.time() - min_age,)) if int(r[0]) not in skip]
+            if not rows:
+                return {"recorded": recorded, "pending": 0, "error": None}
+            changes = [Change(actor, action, int(mid), digest, since=float(created))
+                       for _, created, actor, action, mid, digest in rows]
+            try:
+                self._on_change(changes)
+            except CompassError as exc:
+                return {"recorded": recorded, "pending": len(rows), "error": str(exc)}
+            ids = [int(r[0]) for r in rows]
+            self._write(lambda conn: self._clear_intents(conn, ids))
+            recorded += len(rows)
+
+    def pending_audit_count(self) -> int:
+        return int(self._read("SELECT COUNT(*) FROM audit_pending")[0][0])
+
+    def pending_audit(self) -> list[dict[str, Any]]:
+        """The intents not cleared yet, oldest first (``audit verify`` resolves them against the log)."""
+        return [{"memory_id": str(mid), "action": action, "content_sha256": digest, "created": float(created),
+                 "actor": actor}
+                for created, actor, action, mid, digest in self._read(
+                    "SELECT created, actor, action, memory_id, content_sha256 FROM audit_pending ORDER BY id")]
 
     def close(self) -> None:
         self._closed = True
@@ -211,6 +390,9 @@ class Store:
 
     @staticmethod
     def _validate(item: dict[str, Any]) -> dict[str, Any]:
+        """Check every field's type (a bad one is named, never handed to SQLite) and normalise it."""
+        if not isinstance(item, dict):
+            raise InvalidInput("a memory must be an object")
         text = item.get("text")
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("a memory needs non-empty text")
@@ -220,26 +402,46 @@ class Store:
         role = item.get("role") or "user"
         kind = item.get("kind") or "note"
         source = item.get("source") or "cli"
-        if role not in ROLES:
-            raise InvalidInput(f"unknown role {role!r}", f"one of: {', '.join(ROLES)}")
-        if kind not in KINDS:
-            raise InvalidInput(f"unknown kind {kind!r}", f"one of: {', '.join(KINDS)}")
-        if source not in SOURCES:
-            raise InvalidInput(f"unknown source {source!r}", f"one of: {', '.join(SOURCES)}")
+        for name, value, allowed in (("role", role, ROLES), ("kind", kind, KINDS), ("source", source, SOURCES)):
+            if not isinstance(value, str) or value not in allowed:
+                raise InvalidInput(f"unknown {name} {value!r}", f"one of: {', '.join(allowed)}")
+        session = item.get("session")
+        if isinstance(session, int) and not isinstance(session, bool):
+            session = str(session)
+        if session is not None and not isinstance(session, str):
+            raise InvalidInput(f"session must be a string, got {type(session).__name__}")
         created = item.get("created")
-        created = time.time() if created is None else float(created)
+        if created is None:
+            created = time.time()
+        elif isinstance(created, bool) or not isinstance(created, (int, float)) or not math.isfinite(created):
+            raise InvalidInput(f"created must be a finite number of unix seconds, got {created!r}")
         flags = item.get("flags") or ()
         if isinstance(flags, str):
             flags = [f for f in flags.split(",") if f]
+        if not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
+            raise InvalidInput(f"flags must be a list of strings, got {flags!r}")
+        if any("," in f for f in flags):
+            raise InvalidInput(f"a flag cannot contain a comma: {flags!r}")
         text = text[:MAX_TEXT]
         ref = item.get("ref")
+        if ref is not None and (isinstance(ref, bool) or not isinstance(ref, (str, int, float))):
+            raise InvalidInput(f"ref must be a string or a number, got {type(ref).__name__}")
         meta = item.get("meta")
+        if meta is not None and not isinstance(meta, dict):
+            raise InvalidInput(f"meta must be an object, got {type(meta).__name__}")
+        context = item.get("context") or ""
+        if not isinstance(context, str):
+            raise InvalidInput(f"context must be a string, got {type(context).__name__}")
+        key = item.get("dedupe_key")
+        if key is not None and not isinstance(key, str):
+            raise InvalidInput(f"dedupe key must be a string, got {type(key).__name__}")
         return {
-            "project": project, "session": item.get("session"), "role": role, "kind": kind, "text": text,
-            "context": item.get("context") or "", "created": created, "source": source,
+            "project": project, "session": session, "role": role, "kind": kind, "text": text,
+            "context": context, "created": float(created), "source": source,
             "ref": None if ref is None else str(ref), "pinned": 1 if item.get("pinned") else 0,
-            "flags": ",".join(sorted(set(flags))), "hash": content_hash(text), "dedupe_key": item.get("dedupe_key"),
+            "flags": ",".join(sorted(set(flags))), "hash": content_hash(text), "dedupe_key": key,
             "meta": json.dumps(meta, ensure_ascii=False, sort_keys=True) if meta else None,
+            "revive": bool(item.get("revive")),
             "_embedding": item.get("embedding"), "_model": item.get("model"),
         }
 
@@ -255,15 +457,17 @@ class Store:
         kind (note), source (cli), created (unix s; now), ref, pinned, flags,
         context, dedupe_key, meta (dict), embedding (float32 vector) + model.
         An item whose ``dedupe_key`` exists in its project is not inserted again;
-        one whose key or content hash was forgotten (tombstone) is skipped.
-        ``actor`` is the audit actor (default: each item's source).
+        one whose key or content hash was forgotten (tombstone) is skipped unless it
+        says ``revive`` (the user asked for it again). ``actor`` is the audit actor
+        (default: each item's source).
         """
         rows = [self._validate(it) for it in items]
         if not rows:
             return []
 
-        def run(conn: sqlite3.Connection) -> list[Added]:
+        def run(conn: sqlite3.Connection) -> tuple[list[Added], list[Change], list[int]]:
             out: list[Added] = []
+            changes: list[Change] = []
             for r in rows:
                 if r["dedupe_key"] is not None:
                     hit = conn.execute("SELECT id FROM memories WHERE project = ? AND dedupe_key = ?",
@@ -271,8 +475,9 @@ class Store:
                     if hit:
                         out.append(Added(int(hit[0]), False))
                         continue
-                    dead = conn.execute("SELECT 1 FROM tombstones WHERE project = ? AND key IN (?, ?)",
-                                        (r["project"], r["dedupe_key"], "hash:" + r["hash"])).fetchone()
+                    dead = None if r["revive"] else conn.execute(
+                        "SELECT 1 FROM tombstones WHERE project = ? AND key IN (?, ?)",
+                        (r["project"], r["dedupe_key"], "hash:" + r["hash"])).fetchone()
                     if dead:
                         out.append(Added(None, False))
                         continue
@@ -286,12 +491,11 @@ class Store:
                 if r["_embedding"] is not None:
                     self._put_embedding(conn, mid, r["_model"], r["_embedding"])
                 out.append(Added(mid, True))
-            return out
+                changes.append(Change(actor or r["source"], "add", mid, r["hash"]))
+            return out, changes, self._intents(conn, changes)
 
-        added = self._write(run)
-        for r, a in zip(rows, added):
-            if a.new:
-                self._audit(actor or r["source"], "add", a.id, r["text"])
+        added, changes, intents = self._write(run)
+        self._report(changes, intents)
         return added
 
     @staticmethod
@@ -321,9 +525,13 @@ class Store:
 
     def set_pinned(self, memory_id: int, pinned: bool, actor: str = "cli") -> dict[str, Any]:
         row = self.get(memory_id)
-        self._write(lambda conn: conn.execute("UPDATE memories SET pinned = ? WHERE id = ?",
-                                              (1 if pinned else 0, int(memory_id))))
-        self._audit(actor, "edit", int(memory_id), row["text"])
+        change = Change(actor, "edit", int(memory_id), row["hash"])
+
+        def run(conn: sqlite3.Connection) -> list[int]:
+            conn.execute("UPDATE memories SET pinned = ? WHERE id = ?", (1 if pinned else 0, int(memory_id)))
+            return self._intents(conn, [change])
+
+        self._report([change], self._write(run))
         row["pinned"] = bool(pinned)
         return row
 
@@ -353,22 +561,19 @@ class Store:
                     tomb.append((r["project"], r["dedupe_key"], now))
             conn.executemany("INSERT OR REPLACE INTO tombstones (project, key, created) VALUES (?,?,?)", tomb)
             conn.execute(f"DELETE FROM memories WHERE {where}", args)
-            return rows
+            changes = [Change(actor, "forget", r["id"], None) for r in rows]
+            return rows, changes, self._intents(conn, changes)
 
-        removed = self._write(run)
+        removed, changes, intents = self._write(run)
         if memory_id is not None and not removed:
             raise NotFound(f"no memory with id {memory_id}", "`compass-hook recall QUERY` shows ids")
-        for r in removed:
-            self._audit(actor, "forget", r["id"], None)
+        self._report(changes, intents)
         return removed
 
     # ------------------------------------------------------------------ reads
 
     def get(self, memory_id: int) -> dict[str, Any]:
-        try:
-            mid = int(memory_id)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"memory ids are numbers, got {memory_id!r}") from None
+        mid = parse_id(memory_id)
         rows = self._read(f"{_SELECT} WHERE id = ?", (mid,))
         if not rows:
             raise NotFound(f"no memory with id {memory_id}", "`compass-hook recall QUERY` shows ids")
@@ -547,16 +752,22 @@ class Store:
                 "schema_version": self.schema_version, "projects": len(self.projects())}
 
 
-def read_memories(paths: Any) -> tuple[dict[str, str], str]:
-    """({memory id: current text}, where they were read from) in ``paths.db``: what ``audit verify`` checks.
+def read_memories(paths: Any) -> tuple[dict[str, str], str, list[dict[str, Any]]]:
+    """({memory id: current text}, where they were read from, audit intents not cleared yet) in ``paths.db``:
+    what ``audit verify`` checks. Raises :class:`StoreError` for a store that fails ``PRAGMA quick_check``.
 
     Only when the database file exists: verification never creates a store. (Opening an existing store may run
     its pending schema migrations; that changes no memory content.)"""
     db = Path(paths.db)
     if not db.exists():
-        return {}, "no store yet"
+        return {}, "no store yet", []
+    problems = integrity_problems(db)
+    if problems:
+        raise StoreError(f"the memory store {db} is corrupt: {problems[0]}",
+                         "restore a backup or move it aside (a new store is created); `compass-hook export` may "
+                         "still read some rows first")
     store = Store(db)
     try:
-        return {str(row["id"]): row["text"] for row in store.iter_rows()}, f"store {db}"
+        return {str(row["id"]): row["text"] for row in store.iter_rows()}, f"store {db}", store.pending_audit()
     finally:
         store.close()

@@ -14,9 +14,14 @@ wait (plus, once per reason, a ``systemMessage`` naming the fix), other ops a
 ``RETRY_LOAD_S``, so the worker becomes ready by itself once the model appears.
 
 Each connection runs on a thread from a bounded pool, so one slow op never
-stalls another. Work an op defers (hook captures: written after the answer is
-sent, so the prompt is not kept waiting) runs on one background thread and is
-drained before the worker exits. The worker exits after
+stalls another. Work an op defers runs on one background thread. Hook captures
+are durable before the answer (the op writes them to the capture spool,
+:mod:`compass_hooks.memory.queue`) and stored on that thread afterwards; a
+stopping worker keeps storing them for at most :data:`STOP_DRAIN_S` and leaves
+the rest on disk, and a worker that becomes ready resumes whatever is there
+(the spool, audit intents), so a stop, a restart or a ``kill -9`` loses nothing
+that was answered. A worker that cannot answer a hook normally (model
+not loaded, still warming up) still journals its capture. The worker exits after
 ``worker.idle_timeout_s`` without requests, on ``stop`` or on SIGTERM.
 """
 
@@ -45,6 +50,9 @@ MAX_THREADS = 16
 CONN_IDLE_S = 60.0  # a connection with no request for this long is closed
 ACCEPT_TICK_S = 0.25  # how often the accept loop checks for stop / idle
 RETRY_LOAD_S = 5.0  # after a failed model load, retry at most this often
+# A stopping worker stores queued captures for at most this long, then leaves the rest for the next worker:
+# below the 5 s a stopping client (`worker stop`, a restart for a new version) waits before it signals.
+STOP_DRAIN_S = 3.0
 
 
 class WorkerServer:
@@ -66,7 +74,7 @@ class WorkerServer:
         self._last = time.monotonic()
         self._conns: set[socket.socket] = set()
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="compass-conn")
-        self._deferred: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._deferred: queue.Queue[tuple[Callable[[], None], bool] | None] = queue.Queue()
         self._sock: socket.socket | None = None
         self._sock_ino: int | None = None
         self._lock_fd: int | None = None
@@ -86,7 +94,10 @@ class WorkerServer:
                 self.core = Core(self.paths, self.config)
             self.core.state["worker.defer"] = self.defer
             self.core.state["worker.info"] = self.info
+            self.core.state["worker.ready"] = self.ready.is_set  # captures wait for the model (no vector backfill)
             self.core.state["notices.take"] = lambda: notices.take_pending(self.paths)
+            self.core.state["notices.tell"] = self._tell
+            self.core.state["notices.clear"] = lambda topic: notices.clear(self.paths, topic)
             load_ops()
             self.core.embedder.embed(["compass warm-up"])  # first run allocates the ONNX arena
             self._warm_features()
@@ -103,6 +114,7 @@ class WorkerServer:
         self.ready.set()
         notices.clear(self.paths, "model")  # fixed: should it break again, the user is told again
         self.defer(self._merge_legacy)
+        self.defer(self._resume)
         try:  # the native hook client finds a *ready* worker through this file
             from ..worker.hooks.fast import write_endpoint
 
@@ -120,6 +132,60 @@ class WorkerServer:
             notices.add_pending(self.paths, (
                 f"Compass merged {done['added']} memories from {done['from']} into your store {self.paths.db} "
                 f"(hooks, CLI and MCP now share it); the old file is kept as {done['backup']}."))
+
+    def _resume(self) -> None:
+        """Captures a stopped or killed worker (or a hook that failed open) left, audit intents a crash left."""
+        from .. import spool
+        from ..memory import queue as capture_queue
+
+        spool.sweep_tmp(self.paths.data)
+        capture_queue.run_round(self.core)
+
+    def _tell(self, topic: str, reason: str, text: str) -> None:
+        """Tell the user ``text`` with the next hook, once per ``topic`` and ``reason``."""
+        from . import notices
+
+        told = notices.once(self.paths, topic, reason, text)
+        if told:
+            notices.add_pending(self.paths, told)
+
+    def _tick(self) -> None:
+        """Cheap, often: lets the capture queue start a round when something waits on disk."""
+        if self.core is None or not self.ready.is_set():
+            return
+        try:
+            from ..memory import queue as capture_queue
+
+            capture_queue.tick(self.core)
+        except Exception:
+            log.exception("capture tick failed")
+
+    def _journal_unanswered(self, name: str, args: dict[str, Any]) -> bool:
+        """A hook this worker answers without its handlers (model not loaded, warming up): its prompt passes
+        through, and its capture is journaled so it is stored once the model is there. False when it could not
+        be (no core yet): the hook process then spools it itself."""
+        if self.core is None or name not in ("hook", "hook_fast"):
+            return False
+        try:
+            from .hooks import names
+
+            event = names.canonical(str(args.get("event") or ""))
+            payload = args.get("payload")
+            if name == "hook_fast":
+                import json
+
+                payload = json.loads(args.get("stdin") or "null")
+            if event not in ("UserPromptSubmit", "Stop") or not isinstance(payload, dict):
+                return True  # nothing to keep
+            if not self.core.config.get("hooks", "enabled"):
+                return True
+            from ..memory import queue as capture_queue
+
+            capture_queue.journal_hook(self.core, event, payload)
+            return True
+        except Exception:
+            log.exception("could not journal the capture of an unanswered hook")
+            return False
 
     def _warm_features(self) -> None:
         """Build the anchor matrix and memory index now, not on the first prompt. Each optional."""
@@ -178,7 +244,8 @@ class WorkerServer:
                 fix += f", or `{cmd} model export --model {self.model_name()} --force`"
         else:  # anything else: the install itself is broken
             fix = "re-run ./install.sh (or reinstall the plugin)"
-        text = (f"Compass is not active: {reason}. Your prompts pass through unchanged. Fix: {fix} "
+        text = (f"Compass is not active: {reason}. Your prompts pass through unchanged (they are kept and stored "
+                f"once it works). Fix: {fix} "
                 f"(`{cmd} doctor` shows what is wrong); Compass notices the model within seconds, no restart needed.")
         out: dict[str, Any] = {"not_ready": reason}
         told = notices.once(self.paths, "model", reason, text)
@@ -197,20 +264,24 @@ class WorkerServer:
                 "fast_hooks": self.core.state.get("hook_fast.served", 0) if self.core is not None else 0}
 
     # -- deferred work ---------------------------------------------------------------------------
-    def defer(self, fn: Callable[[], None]) -> None:
-        self._deferred.put(fn)
+    def defer(self, fn: Callable[[], None], activity: bool = True) -> None:
+        """Run ``fn`` on the background thread after the answer. ``activity``: it counts as use (keeps an idle
+        worker alive); retries the worker starts by itself do not."""
+        self._deferred.put((fn, activity))
 
     def _run_deferred(self) -> None:
         while True:
-            fn = self._deferred.get()
-            if fn is None:
+            job = self._deferred.get()
+            if job is None:
                 return
+            fn, activity = job
             try:
                 fn()
             except Exception:
                 log.exception("deferred work failed")
             finally:
-                self._touch()
+                if activity:
+                    self._touch()
 
     # -- requests --------------------------------------------------------------------------------
     def _touch(self) -> None:
@@ -239,8 +310,9 @@ class WorkerServer:
             wait = max(0.0, min(float(wait), 120.0)) if isinstance(wait, (int, float)) else protocol.DEFAULT_READY_WAIT_S
             self._maybe_retry_load()
             if not self._wait_ready(wait):
+                kept = self._journal_unanswered(name, args)
                 if self.load_error and name == "hook":
-                    return protocol.ok(rid, self.not_ready_hook(args))
+                    return protocol.ok(rid, {**self.not_ready_hook(args), "captured": kept})
                 if self.load_error:
                     raise WorkerUnavailable(f"the worker could not load the model: {self.load_error}",
                                             "run `compass-hook doctor`; export it with `compass-hook model export`")
@@ -304,6 +376,13 @@ class WorkerServer:
             log.info("stopping: %s", why)
         self._stop.set()
 
+    def _log_backlog(self) -> None:
+        from .. import spool
+
+        left = spool.count(self.paths.data)
+        if left:
+            log.info("left %d captures in %s for the next worker", left, self.paths.spool)
+
     def _bind(self) -> None:
         from ..trust import ensure_private_dir
 
@@ -358,6 +437,7 @@ class WorkerServer:
             deferred.start()
             threading.Thread(target=self._warm, name="compass-warm", daemon=True).start()
             while not self._stop.is_set():
+                self._tick()
                 try:
                     conn, _ = self._sock.accept()  # type: ignore[union-attr]
                 except socket.timeout:
@@ -386,9 +466,12 @@ class WorkerServer:
                 except OSError:
                     pass
             self._pool.shutdown(wait=True)
-            if deferred.is_alive():  # finish captures already accepted: nothing is lost on stop
+            if deferred.is_alive():  # store captures for a moment; whatever is left stays queued on disk
+                if self.core is not None:
+                    self.core.state["worker.stop_at"] = time.monotonic() + STOP_DRAIN_S
                 self._deferred.put(None)
-                deferred.join(timeout=30)
+                deferred.join(timeout=STOP_DRAIN_S + 5)
+                self._log_backlog()
             if self.core is not None:
                 try:
                     self.core.close()

@@ -2,10 +2,10 @@
 
 Each feature call is wrapped on its own (:func:`_run`): a failing or missing
 feature (drift, memory) is logged and skipped, the others still run, and the hook
-still answers. Captures are *deferred* when the worker offers it
-(``core.state["worker.defer"]``): they run on the worker's background thread
-right after the answer is sent, so writing SQLite and the audit log never delays
-the prompt; in process (no worker) they run inline.
+still answers. Captures are written to the capture spool here, before the answer
+(~0.2 ms, so a worker that stops or dies loses nothing it answered), and stored on
+the worker's background thread afterwards (``memory.queue``); in process (no
+worker) they are stored at once.
 
 - SessionStart: on ``source`` compact/resume ingest the transcript first; then the
   session brief (standing constraints, recent decisions) as context. After a
@@ -46,14 +46,6 @@ def _run(name: str, fn: Callable[..., Any], *args: Any, default: Any = None, **k
         ms = (time.perf_counter() - t0) * 1000
         if ms > 200:
             log.warning("%s took %.0f ms", name, ms)
-
-
-def _defer(core: Any, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    defer = core.state.get("worker.defer")
-    if defer is None:
-        _run(name, fn, *args, **kwargs)
-    else:
-        defer(lambda: _run(name, fn, *args, **kwargs))
 
 
 def _memory_api() -> Any:
@@ -116,7 +108,8 @@ def prepare_prompt(core: Any, ev: events.UserPromptSubmit, mem: Any = None, drif
                 row.flags.writeable = False  # shared with the deferred capture's thread
                 vectors[t] = row
     return PromptContext(text=text, project=project, session=ev.session_id, prompt_id=ev.prompt_id,
-                         harness=harness, rules=rules, prepared=prepared, vectors=MappingProxyType(vectors))
+                         harness=harness, rules=rules, prepared=prepared, vectors=MappingProxyType(vectors),
+                         model=core.embedder.name if vectors else None)
 
 
 def _budget(core: Any) -> int:
@@ -145,8 +138,6 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
     prompt = _run("prepare_prompt", prepare_prompt, core, ev, mem, drift_api)
     if prompt is None:
         return {}
-    if mem is not None:
-        _defer(core, "memory.capture_prompt", mem.capture_prompt, core, prompt)
     blocks: list[str] = []
     result = None
     if drift_api is not None:
@@ -163,6 +154,10 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
                       budget=remaining, default="")
         if recall:
             blocks.append(recall)
+    if mem is not None:
+        # Durable before the answer, stored after it; journaled after this prompt's own recall, so a prompt is
+        # never among its own results.
+        _run("memory.capture_prompt", mem.capture_prompt, core, prompt)
     return _context(blocks)
 
 
@@ -182,7 +177,7 @@ def pre_compact(core: Any, ev: events.PreCompact) -> dict[str, Any]:
 
 def stop(core: Any, ev: events.Stop) -> dict[str, Any]:
     mem = _memory_api()
-    if mem is not None:  # inline: nobody waits on Stop, and the capture must not sit in a queue
+    if mem is not None:  # durable before the answer; stored after it
         _run("memory.capture_stop", mem.capture_stop, core, ev)
     return {}
 
