@@ -115,7 +115,10 @@ def test_kill_9_while_storing_a_backlog_loses_and_doubles_nothing():
     assert n <= left + stored <= n + BATCH and stored < n
     start_worker()
     _wait_drained(n)  # exactly n: what was stored already is recognised by its dedupe key, not stored again
-    report = verify(get_paths(), read_memories)
+    # The killed batch's audit intents are replayed by the new worker after its spool round: wait for them too.
+    deadline = time.monotonic() + 60
+    while (report := verify(get_paths(), read_memories)).pending and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert report.ok and report.pending == 0, report.problems  # a batch killed mid-audit: recorded, not 'tampered'
 
 
