@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import InvalidInput, NotFound, StoreError
+from ..textrules.secrets import scrub_text
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS drift_alerts (
@@ -49,6 +50,7 @@ def connect(db: Path) -> Iterator[sqlite3.Connection]:
         raise StoreError(f"cannot open {db}: {exc}") from None
     try:
         conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA secure_delete = ON")  # a forgotten alert's text is zeroed, not left in free pages
         conn.execute("PRAGMA journal_mode = WAL")
         conn.executescript(_SCHEMA)
         conn.row_factory = sqlite3.Row
@@ -70,7 +72,8 @@ def record_alert(db: Path, result: dict[str, Any], project: str | None = None, s
         conn.execute(
             "INSERT INTO drift_alerts (id, ts, project, session, text, drift, probability, category, rule, anchors, model)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (alert_id, time.time(), project, session, result["text"][:MAX_TEXT], float(result["drift"]),
+            # Redacted like a memory: the prompts that alert are exactly the ones with credentials in them.
+            (alert_id, time.time(), project, session, scrub_text(result["text"], MAX_TEXT), float(result["drift"]),
              float(result["probability"]), result.get("category"), result.get("rule"),
              json.dumps(result.get("anchors", []), ensure_ascii=False), model),
         )
