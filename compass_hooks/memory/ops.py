@@ -63,6 +63,7 @@ def _hit(h: dict, now: float) -> dict:
     out = {k: h.get(k) for k in RESULT_FIELDS}
     out["role"] = h.get("role")
     out["project"] = h.get("project")
+    out["flags"] = list(h.get("flags") or [])  # renderers withhold suspicious-instruction text (memory.inject.shown)
     if h.get("created") is not None:
         out["age_s"] = round(max(0.0, now - float(h["created"])), 1)
     return out
