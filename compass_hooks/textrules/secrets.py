@@ -26,66 +26,91 @@ text changes nothing).
 
 from __future__ import annotations
 
-import base64
 import binascii
 import re
 
-# <private>, < private >, <private reason=x>; an unclosed tag hides everything after it.
-_PRIVATE = re.compile(r"<\s*private\b[^<>\n]{0,200}>.*?(?:<\s*/\s*private\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_PRIVATE_CLOSE = re.compile(r"<\s*/\s*private\s*>", re.IGNORECASE)
 
-PEM = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.DOTALL)
+class _Lazy:
+    """A pattern compiled on first use. The hook process imports this module for the PreToolUse guard on every
+    Bash command, and compiling all of these costs more than the check itself; most commands need none of
+    them (:data:`_PREFILTER` answers first)."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._rx: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str):
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(*self._args)
+        return getattr(rx, name)
+
+
+# <private>, < private >, <private reason=x>; an unclosed tag hides everything after it.
+_PRIVATE = _Lazy(r"<\s*private\b[^<>\n]{0,200}>.*?(?:<\s*/\s*private\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_PRIVATE_CLOSE = _Lazy(r"<\s*/\s*private\s*>", re.IGNORECASE)
+
+PEM = _Lazy(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.DOTALL)
 
 # (label, pattern). A pattern with a group named ``s`` redacts only that group (the key or the URL around it
 # stays readable); otherwise the whole match goes. Order matters: specific formats first (sk-ant- before sk-).
-SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,400}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,400}")),
-    ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,200}")),
-    ("stripe-webhook-secret", re.compile(r"\bwhsec_[A-Za-z0-9]{24,100}")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,100}|github_pat_[A-Za-z0-9_]{22,255})")),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,100}")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")),
-    ("slack-token", re.compile(r"\b(?:xox[abposre]-[A-Za-z0-9\-]{10,250}|xapp-\d-[A-Za-z0-9\-]{20,250})")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,200}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
-    ("google-oauth", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,2000}")),
-    ("google-client-secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,100}")),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,100}\b")),
-    ("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}")),
-    ("mailgun-key", re.compile(r"\bkey-[0-9a-f]{32}\b")),
-    ("discord-token", re.compile(r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}")),
-    ("telegram-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{32,40}")),
-    ("shopify-token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b")),
-    ("digitalocean-token", re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b")),
-    ("vault-token", re.compile(r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,200}")),
-    ("doppler-token", re.compile(r"\bdp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.\-]{20,120}")),
-    ("linear-key", re.compile(r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,64}\b")),
-    ("notion-token", re.compile(r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,60})\b")),
-    ("atlassian-token", re.compile(r"\bATATT[A-Za-z0-9_\-=]{50,400}")),
-    ("firebase-key", re.compile(r"\bAAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,200}")),
-    ("mapbox-token", re.compile(r"\bsk\.eyJ[A-Za-z0-9_\-]{20,400}\.[A-Za-z0-9_\-]{20,100}")),
-    ("age-key", re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b")),
-    ("pypi-token", re.compile(r"\bpypi-Ag[A-Za-z0-9_\-]{50,300}")),
-    ("twilio-key", re.compile(r"\bSK[0-9a-f]{32}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,2000}\.eyJ[A-Za-z0-9_\-]{8,4000}\.[A-Za-z0-9_\-]{8,1000}")),
+SHAPES: tuple[tuple[str, _Lazy], ...] = (
+    ("anthropic-key", _Lazy(r"\bsk-ant-[A-Za-z0-9_\-]{20,400}")),
+    ("openai-key", _Lazy(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,400}")),
+    ("stripe-key", _Lazy(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,200}")),
+    ("stripe-webhook-secret", _Lazy(r"\bwhsec_[A-Za-z0-9]{24,100}")),
+    ("github-token", _Lazy(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,100}|github_pat_[A-Za-z0-9_]{22,255})")),
+    ("gitlab-token", _Lazy(r"\bglpat-[A-Za-z0-9_\-]{20,100}")),
+    ("aws-access-key", _Lazy(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")),
+    ("slack-token", _Lazy(r"\b(?:xox[abposre]-[A-Za-z0-9\-]{10,250}|xapp-\d-[A-Za-z0-9\-]{20,250})")),
+    ("slack-webhook", _Lazy(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]{20,200}")),
+    ("google-api-key", _Lazy(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    ("google-oauth", _Lazy(r"\bya29\.[0-9A-Za-z_\-]{20,2000}")),
+    ("google-client-secret", _Lazy(r"\bGOCSPX-[A-Za-z0-9_\-]{20,100}")),
+    ("npm-token", _Lazy(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("huggingface-token", _Lazy(r"\bhf_[A-Za-z0-9]{30,100}\b")),
+    ("sendgrid-key", _Lazy(r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}")),
+    ("mailgun-key", _Lazy(r"\bkey-[0-9a-f]{32}\b")),
+    ("discord-token", _Lazy(r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}")),
+    ("telegram-token", _Lazy(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{32,40}")),
+    ("shopify-token", _Lazy(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b")),
+    ("digitalocean-token", _Lazy(r"\bdo[opr]_v1_[a-f0-9]{64}\b")),
+    ("vault-token", _Lazy(r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,200}")),
+    ("doppler-token", _Lazy(r"\bdp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.\-]{20,120}")),
+    ("linear-key", _Lazy(r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,64}\b")),
+    ("notion-token", _Lazy(r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,60})\b")),
+    ("atlassian-token", _Lazy(r"\bATATT[A-Za-z0-9_\-=]{50,400}")),
+    ("firebase-key", _Lazy(r"\bAAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,200}")),
+    ("mapbox-token", _Lazy(r"\bsk\.eyJ[A-Za-z0-9_\-]{20,400}\.[A-Za-z0-9_\-]{20,100}")),
+    ("age-key", _Lazy(r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b")),
+    ("pypi-token", _Lazy(r"\bpypi-Ag[A-Za-z0-9_\-]{50,300}")),
+    ("twilio-key", _Lazy(r"\bSK[0-9a-f]{32}\b")),
+    ("jwt", _Lazy(r"\beyJ[A-Za-z0-9_\-]{8,2000}\.eyJ[A-Za-z0-9_\-]{8,4000}\.[A-Za-z0-9_\-]{8,1000}")),
     # Context: redacted, but no drift alert on their own (see CONTEXTUAL).
-    ("bearer", re.compile(r"\bBearer\s{1,3}(?P<s>[A-Za-z0-9._~+/\-]{16,2000}=*)", re.IGNORECASE)),
-    ("basic-auth", re.compile(r"\bauthorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?Basic\s{1,3}(?P<s>[A-Za-z0-9+/]{8,400}={0,2})",
+    ("bearer", _Lazy(r"\bBearer\s{1,3}(?P<s>[A-Za-z0-9._~+/\-]{16,2000}=*)", re.IGNORECASE)),
+    ("basic-auth", _Lazy(r"\bauthorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?Basic\s{1,3}(?P<s>[A-Za-z0-9+/]{8,400}={0,2})",
                               re.IGNORECASE)),
-    ("url-password", re.compile(r"://[^\s:/@\[\]]{1,100}:(?P<s>[^\s@/]{3,200})@")),
-    ("url-token", re.compile(r"://(?P<s>[A-Za-z0-9_\-]{20,200})@")),  # a Sentry DSN key, a token as the user
-    ("url-secret-param", re.compile(r"[?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|"
+    ("url-password", _Lazy(r"://[^\s:/@\[\]]{1,100}:(?P<s>[^\s@/]{3,200})@")),
+    ("url-token", _Lazy(r"://(?P<s>[A-Za-z0-9_\-]{20,200})@")),  # a Sentry DSN key, a token as the user
+    ("url-secret-param", _Lazy(r"[?&;](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|"
                                     r"access_token|api_key|apikey|token|secret|password|client_secret)"
                                     r"=(?P<s>[^&#\s\"'<>]{6,2000})", re.IGNORECASE)),
-    ("curl-user", re.compile(r"(?:\s-u|--user)\s{1,3}[\"']?[^\s:\"']{1,100}:(?P<s>[^\s\"'@]{3,400})")),
-    ("card-cvv", re.compile(r"\b(?:cvv2?|cvc2?|cid|csc|card\s+security\s+code)\b[\"']?\s{0,3}[:=]?\s{0,3}[\"']?"
+    ("curl-user", _Lazy(r"(?:\s-u|--user)\s{1,3}[\"']?[^\s:\"']{1,100}:(?P<s>[^\s\"'@]{3,400})")),
+    ("card-cvv", _Lazy(r"\b(?:cvv2?|cvc2?|cid|csc|card\s+security\s+code)\b[\"']?\s{0,3}[:=]?\s{0,3}[\"']?"
                             r"(?P<s>\d{3,4})\b", re.IGNORECASE)),
-    ("us-ssn", re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")),
-    ("aws-secret-key", re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+    ("us-ssn", _Lazy(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")),
+    ("aws-secret-key", _Lazy(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
                                   r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")),
 )
+
+# Every known format (the shapes that raise the drift alert, and PEM) contains one of these; a text without any
+# needs no further look. One small pattern, compiled at import.
+_PREFILTER = re.compile(r"sk[-_.]|[rp]k_|whsec_|gh[pousr]_|github_pat_|glpat-|A(?:KIA|SIA|GPA|IDA|ROA|NPA)|xox|"
+                        r"xapp-|hooks\.slack|AIza|ya29\.|GOCSPX-|npm_|hf_|SG\.|key-|:AA|:APA91b|shp|_v1_|"
+                        r"hv[sbr]\.|dp\.|lin_|secret_|ntn_|ATATT|AGE-SECRET|pypi-|SK[0-9a-f]|eyJ|PRIVATE KEY|"
+                        r"[MNO][A-Za-z0-9_\-]{23,27}\.")
 
 # Redacted, but not a drift alert on their own: these are as often a placeholder in an example
 # ("postgres://user:pass@localhost", "Bearer <token>") as a real credential, or personal data rather than a key.
@@ -97,7 +122,7 @@ _KEYWORDS = (r"password|passwd|passphrase|(?<![a-z])pass|(?<![a-z])pwd|secret|to
              r"access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth[_\-]?key|credentials?|"
              r"(?:app|admin|master|encryption|signing|account|storage|service|session|license|webhook|shared)"
              r"[_\-]?(?:access[_\-]?)?key|(?<![a-z])auth|(?<![a-z])dsn")
-_ASSIGN = re.compile(
+_ASSIGN = _Lazy(
     rf"""(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z0-9_.\-]{{0,40}}?(?:{_KEYWORDS})(?:[_\-.]?(?:key|value|str|string|id))?)
         (?P<sep>["']?[ \t]{{0,3}}(?:=|:)[ \t]{{0,3}})
         (?P<val>"[^"\n]{{3,500}}"|'[^'\n]{{3,500}}'|[^\s"',;}}{{)(\[\]]{{3,500}})""",
@@ -105,15 +130,15 @@ _ASSIGN = re.compile(
 )
 # Keys whose values are secrets whatever they look like (a password can be "hunter2"); the other keywords
 # (…_KEY, auth, dsn) need a value that looks random, so "primary_key: id" or "auth: oauth2" stay.
-_STRONG_KEY = re.compile(r"pass|pwd|secret|token|credential|private", re.IGNORECASE)
-_PLACEHOLDER = re.compile(r"^[\"']?\[REDACTED")
+_STRONG_KEY = _Lazy(r"pass|pwd|secret|token|credential|private", re.IGNORECASE)
+_PLACEHOLDER = _Lazy(r"^[\"']?\[REDACTED")
 # Values that are obviously not secrets: config references, types, empties, masks, code.
-_NOT_SECRET = re.compile(r"^[\"']?(?:none|null|nil|true|false|yes|no|str|string|int|bool|undefined|required|optional|"
+_NOT_SECRET = _Lazy(r"^[\"']?(?:none|null|nil|true|false|yes|no|str|string|int|bool|undefined|required|optional|"
                          r"changeme|example|xxx+|\$.*|%\(.*|\{\{.*|<.*|\*+.*|•+.*|.*(?:…|\.\.\.|redacted).*)[\"']?$",
                          re.IGNORECASE)
 
 # A password in prose: "my password is X", "the pass for the printer is X", "密码：X", "mot de passe est X".
-_PROSE = re.compile(
+_PROSE = _Lazy(
     r"(?:\b(?:password|passphrase|passcode|pass|pwd|secret|pin|contrase[ñn]a|senha|passwort|kennwort|пароль)\b"
     r"(?:\s(?:for|of|to|on|für|de|para|для)\s[^.\n,;:]{1,40}?)?\s{1,3}(?:is|was|=|:|ist|es|é|est|это|—|-)"
     r"|\bmot\s+de\s+passe\s+(?:est|:)|密码(?:是|为|：|:)|パスワード(?:は|：|:))"
@@ -122,14 +147,14 @@ _PROSE = re.compile(
 )
 
 # Payment cards (13-19 digits, groups of digits split by single spaces or dashes) and IBANs, checked by sum.
-_CARD = re.compile(r"(?<![\d.\-])\d(?:[ \-]?\d){12,18}(?![\d\-])")
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+_CARD = _Lazy(r"(?<![\d.\-])\d(?:[ \-]?\d){12,18}(?![\d\-])")
+_IBAN = _Lazy(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 # Base64 that may hide a credential (k8s Secret data, docker auth): decoded and checked.
-_B64 = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{16,4096}={0,2}(?![A-Za-z0-9+/=_\-])")
-_USER_PASS = re.compile(r"^[^\s:]{1,64}:[^\s]{3,200}$")
+_B64 = _Lazy(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{16,4096}={0,2}(?![A-Za-z0-9+/=_\-])")
+_USER_PASS = _Lazy(r"^[^\s:]{1,64}:[^\s]{3,200}$")
 # A quoted string that looks random: positional API secrets in code (Client('SK...', 'secret')).
-_QUOTED = re.compile(r"(?P<q>[\"'`])(?P<s>[A-Za-z0-9+/=_\-.]{20,200})(?P=q)")
-_SRI = re.compile(r"^(?:sha(?:1|256|384|512)|md5)[-:]", re.IGNORECASE)
+_QUOTED = _Lazy(r"(?P<q>[\"'`])(?P<s>[A-Za-z0-9+/=_\-.]{20,200})(?P=q)")
+_SRI = _Lazy(r"^(?:sha(?:1|256|384|512)|md5)[-:]", re.IGNORECASE)
 _TAG = "[REDACTED"
 
 
@@ -175,6 +200,8 @@ def _cls(c: str) -> int:
 
 def _decoded_secret(token: str) -> bool:
     """A base64 token whose decoded text is a credential (a known shape or ``user:password``)."""
+    import base64  # only redaction decodes; the PreToolUse guard imports this module and never needs it
+
     body = token.rstrip("=")
     if len(body) % 4 == 1:
         return False
@@ -205,7 +232,7 @@ def _known_shape(text: str) -> str | None:
 def find_secret(text: str) -> str | None:
     """The label of the first credential shape in ``text`` that raises the drift alert (known formats and
     private key blocks; not the CONTEXTUAL ones), else None."""
-    if not text:
+    if not text or not _PREFILTER.search(text):
         return None
     label = _known_shape(text)
     if label == "stripe-key" and not re.search(r"\b(?:sk|rk)_(?:live|test)_", text):
@@ -307,7 +334,7 @@ def redact(text: str) -> tuple[str, list[str]]:
 
 
 # Characters no credential contains: a cut there never leaves part of one behind.
-_BREAK = re.compile(r"[\s,;\"'<>(){}\[\]|`]")
+_BREAK = _Lazy(r"[\s,;\"'<>(){}\[\]|`]")
 
 
 def precut(text: str, limit: int) -> str:
