@@ -130,7 +130,8 @@ _ASSIGN = _Lazy(
 )
 # Keys whose values are secrets whatever they look like (a password can be "hunter2"); the other keywords
 # (…_KEY, auth, dsn) need a value that looks random, so "primary_key: id" or "auth: oauth2" stay.
-_STRONG_KEY = _Lazy(r"pass|pwd|secret|token|credential|private", re.IGNORECASE)
+_STRONG_KEY = _Lazy(r"pass|pwd|secret|token|credential|private|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?key|"
+                    r"encryption[_\-]?key|signing[_\-]?key|master[_\-]?key", re.IGNORECASE)
 _PLACEHOLDER = _Lazy(r"^[\"']?\[REDACTED")
 # Values that are obviously not secrets: config references, types, empties, masks, code.
 _NOT_SECRET = _Lazy(r"^[\"']?(?:none|null|nil|true|false|yes|no|str|string|int|bool|undefined|required|optional|"
