@@ -1,4 +1,7 @@
-"""Logging to a rotating file in the data dir (never stdout: stdout belongs to the hook contract)."""
+"""Logging to a rotating file in the data dir (never stdout: stdout belongs to the hook contract).
+
+Every line goes through the same redaction pass as a stored memory (:func:`compass_hooks.textrules.secrets.
+scrub_text`) before it is written: an exception message can quote a prompt, a query or a command."""
 
 from __future__ import annotations
 
@@ -7,8 +10,15 @@ import logging.handlers
 import os
 
 from .paths import get_paths
+from .textrules.secrets import scrub_text
 
 _configured: set[str] = set()
+_LINE_CHARS = 20_000  # a log line longer than this is cut (after redaction): logs are not a store of prompts
+
+
+class _ScrubbingFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return scrub_text(super().format(record), _LINE_CHARS)
 
 
 def get_logger(component: str) -> logging.Logger:
@@ -19,13 +29,13 @@ def get_logger(component: str) -> logging.Logger:
     logger.setLevel(os.environ.get("COMPASS_LOG_LEVEL", "INFO").upper())
     logger.propagate = False
     try:
-        paths = get_paths().ensure()
+        paths = get_paths().ensure(socket_dir=False)
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
             paths.logs / f"{component}.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
         )
-    except OSError:
+    except Exception:  # an unusable data dir (unwritable, refused as not private) must not break the caller
         handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_ScrubbingFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     _configured.add(component)
     return logger

@@ -134,6 +134,7 @@ class Store:
                 raise StoreError(f"the memory store {self.path} cannot use WAL (journal_mode={mode})")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA secure_delete = ON")  # forgotten text is zeroed on disk, not left in free space
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the memory store {self.path}: {exc}") from None
         self._local.conn = conn
