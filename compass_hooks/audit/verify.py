@@ -35,6 +35,7 @@ class Report:
     lines: int = 0
     root: str = merkle.EMPTY_ROOT
     memories_checked: int = 0
+    memories_text_only: int = 0  # last logged before the audit covered kind/pinned/project/flags: text only
     packs_checked: int = 0
     problems: list[Problem] = field(default_factory=list)
     memory_source: str = ""
@@ -50,6 +51,7 @@ class Report:
             "lines": self.lines,
             "root": self.root,
             "memories_checked": self.memories_checked,
+            "memories_text_only": self.memories_text_only,
             "packs_checked": self.packs_checked,
             "memory_source": self.memory_source,
             "first_problem": asdict(self.problems[0]) if self.problems else None,
@@ -119,8 +121,17 @@ def last_by_object(entries: Iterable[dict], object_type: str) -> dict[str, dict]
     return last
 
 
-def check_objects(current: dict[str, bytes | str], last: dict[str, dict], kind: str, label: str) -> list[Problem]:
-    """Compare the objects that exist now with the last logged entry for each."""
+def _matches(digest: str | None, value: bytes | str | tuple) -> int | None:
+    """Which accepted form of ``value`` (a tuple: current format first, older ones after) hashes to ``digest``."""
+    for i, form in enumerate(value if isinstance(value, tuple) else (value,)):
+        if digest == sha256_hex(form):
+            return i
+    return None
+
+
+def check_objects(current: dict[str, Any], last: dict[str, dict], kind: str, label: str) -> list[Problem]:
+    """Compare the objects that exist now with the last logged entry for each. An object's value is its
+    content, or a tuple of the content forms accepted (current format first; see memory.audited)."""
     problems: list[Problem] = []
     for oid in sorted(current):
         entry = last.get(oid)
@@ -129,7 +140,7 @@ def check_objects(current: dict[str, bytes | str], last: dict[str, dict], kind: 
         elif entry["action"] in REMOVALS:
             problems.append(Problem(kind, f"{label} {oid} was forgotten (seq {entry['seq']}) but still exists",
                                     seq=entry["seq"], object_id=oid))
-        elif entry["content_sha256"] != sha256_hex(current[oid]):
+        elif _matches(entry["content_sha256"], current[oid]) is None:
             problems.append(Problem(kind, f"{label} {oid} differs from its last logged hash (seq {entry['seq']})",
                                     seq=entry["seq"], object_id=oid))
     for oid in sorted(set(last) - set(current)):
@@ -169,13 +180,14 @@ def _data_packs(paths: Any) -> dict[str, bytes]:
     return out
 
 
-MemoryReader = Callable[[Any], "tuple[dict[str, str], str]"]
+# {memory id: its content, or the tuple of its accepted content forms}, and where they were read from.
+MemoryReader = Callable[[Any], "tuple[dict[str, Any], str]"]
 
 
 def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = None,
            expect_size: int | None = None) -> Report:
     """Check the log, the store and the packs. ``memory_reader(paths)`` gives the memories that exist now
-    ({id: text}, where from): the caller's, so the audit knows nothing of the store. ``expect_root`` (with
+    ({id: content or its accepted forms}, where from): the caller's, so the audit knows nothing of the store. ``expect_root`` (with
     ``expect_size``, default all entries) is a root the user noted earlier: the first ``expect_size`` entries
     must still hash to it."""
     report = Report()
@@ -196,7 +208,10 @@ def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = No
             report.problems.append(Problem("chain", f"the first {size} entries do not hash to the expected root: {why}"))
     memories, report.memory_source = memory_reader(paths)
     report.memories_checked = len(memories)
-    report.problems += check_objects(memories, last_by_object(entries, "memory"), "memory", "memory")
+    last_memory = last_by_object(entries, "memory")
+    report.problems += check_objects(memories, last_memory, "memory", "memory")
+    report.memories_text_only = sum(1 for oid, value in memories.items() if oid in last_memory
+                                    and (_matches(last_memory[oid]["content_sha256"], value) or 0) > 0)
     n_shipped, shipped = check_shipped_packs(shipped_dir(paths))
     data_packs = _data_packs(paths)
     report.packs_checked = n_shipped + len(data_packs)

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import InvalidInput, NotFound, StoreError
 from . import migrations
+from .audited import audit_content, forms
 
 GLOBAL = "__global__"
 ROLES = ("user", "assistant", "tool")
@@ -283,7 +284,7 @@ class Store:
         added = self._write(run)
         for r, a in zip(rows, added):
             if a.new:
-                self._audit(actor or r["source"], "add", a.id, r["text"])
+                self._audit(actor or r["source"], "add", a.id, audit_content(r))
         return added
 
     @staticmethod
@@ -318,8 +319,8 @@ class Store:
         row = self.get(memory_id)
         self._write(lambda conn: conn.execute("UPDATE memories SET pinned = ? WHERE id = ?",
                                               (1 if pinned else 0, int(memory_id))))
-        self._audit(actor, "edit", int(memory_id), row["text"])
         row["pinned"] = bool(pinned)
+        self._audit(actor, "edit", int(memory_id), audit_content(row))
         return row
 
     def forget(self, memory_id: int | None = None, *, project: str | None = None, session: str | None = None,
@@ -548,8 +549,9 @@ class Store:
                 "schema_version": self.schema_version, "projects": len(self.projects())}
 
 
-def read_memories(paths: Any) -> tuple[dict[str, str], str]:
-    """({memory id: current text}, where they were read from) in ``paths.db``: what ``audit verify`` checks.
+def read_memories(paths: Any) -> tuple[dict[str, tuple[str, str]], str]:
+    """({memory id: the audited forms of it, see :func:`.audited.forms`}, where they were read from) in
+    ``paths.db``: what ``audit verify`` checks.
 
     Only when the database file exists: verification never creates a store. (Opening an existing store may run
     its pending schema migrations; that changes no memory content.)"""
@@ -558,6 +560,6 @@ def read_memories(paths: Any) -> tuple[dict[str, str], str]:
         return {}, "no store yet"
     store = Store(db)
     try:
-        return {str(row["id"]): row["text"] for row in store.iter_rows()}, f"store {db}"
+        return {str(row["id"]): forms(row) for row in store.iter_rows()}, f"store {db}"
     finally:
         store.close()
