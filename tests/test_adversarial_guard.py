@@ -71,6 +71,10 @@ def test_redirections_and_heredocs_are_attached():
     "printf 'git push -f origin main' | sh",
     "watch -n 1 rm -rf ~",
     "git -c core.hooksPath=/dev/null commit -m x",
+    "X=rm; $X -rf ~",
+    "X=git\n${X} push -f origin main",
+    "$CMD -rf /",
+    "$(which rm) -rf ~",
 ])
 def test_nested_wrappers_are_unwrapped(cmd):
     assert check_command(cmd) is not None, cmd

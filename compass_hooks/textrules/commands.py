@@ -764,7 +764,7 @@ def _judge(argv: list[str], cmd: Command, ctx: _Ctx) -> RuleHit | None:
     return hit
 
 
-def _pipeline(pipeline: list, ctx: _Ctx) -> RuleHit | None:
+def _pipeline(pipeline: list, ctx: _Ctx, names: dict[str, str] | None = None) -> RuleHit | None:
     downloaded = secrets_read = False  # what the elements before this one do (one pass: no rescans)
     for i, node in enumerate(pipeline):
         if i:
@@ -807,9 +807,16 @@ def _pipeline(pipeline: list, ctx: _Ctx) -> RuleHit | None:
         argv = node.argv()
         if node.words:
             argv[0] = _resolve_head(node.words[0])
+            if names and argv[0] in names:  # X=rm; $X -rf ~
+                argv[0] = names[argv[0]]
         hit = _judge(argv, node, here)
         if hit:
             return hit
+        if argv and _is_dynamic(argv[0]):  # a command name computed at run time: judge rm-like arguments anyway
+            hit = _check_rm(["rm", *argv[1:]], here)
+            if hit:
+                return _hit("rm_rf", "a command whose name is computed at run time, with rm -rf arguments: "
+                            + hit.reason)
         if secrets_read and _sends(node):
             return _hit("exfiltration", "pipes credentials or the environment to the network")
         if i and argv and _base(argv[0]) in _DB_CLIENTS | {"mongosh", "mongo", "redis-cli"}:
@@ -824,10 +831,16 @@ def _pipeline(pipeline: list, ctx: _Ctx) -> RuleHit | None:
 def _script(script: list, ctx: _Ctx) -> RuleHit | None:
     if ctx.depth > 24:
         return _hit("unreadable_command", "commands nested too deeply to check")
+    names: dict[str, str] = {}  # NAME=word assignments seen so far, for a command named $NAME later
     for pipeline in script:
-        hit = _pipeline(pipeline, ctx)
+        hit = _pipeline(pipeline, ctx, names)
         if hit:
             return hit
+        for node in pipeline:
+            if isinstance(node, Command) and node.words and all(_ASSIGNMENT.match(w.text) for w in node.words):
+                for w in node.words:
+                    name, _, value = w.text.partition("=")
+                    names["$" + name.rstrip("+")] = names["${" + name.rstrip("+") + "}"] = value
     return None
 
 
