@@ -75,6 +75,9 @@ def test_redirections_and_heredocs_are_attached():
     "X=git\n${X} push -f origin main",
     "$CMD -rf /",
     "$(which rm) -rf ~",
+    "ssh prod 'rm -rf /srv/data'",
+    "python3 -c \"import subprocess; subprocess.run(['rm', '-rf', '/'])\"",
+    "node -e \"require('child_process').execSync('git push -f origin main')\"",
 ])
 def test_nested_wrappers_are_unwrapped(cmd):
     assert check_command(cmd) is not None, cmd

@@ -15,7 +15,7 @@ hook shows a short ``systemMessage`` (see state.py).
 
 Cold start: no worker -> spawn one and wait up to ``hooks.cold_start_s`` for
 readiness, then fail open and let it finish warming for the next prompt.
-PreToolUse(Bash) is answered here without a worker (the rules are stdlib regexes).
+PreToolUse(Bash) is answered here without a worker (the guard's shell parser and rules are stdlib only).
 """
 
 from __future__ import annotations

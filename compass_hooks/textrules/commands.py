@@ -402,9 +402,15 @@ def _check_find(argv: list[str], ctx: _Ctx) -> RuleHit | None:
 
 def _check_code(head: str, code: str, ctx: _Ctx) -> RuleHit | None:
     """Inline interpreter code (python -c, perl -e, node -e, ruby -e): shell strings it runs, and deletions."""
-    for m in re.finditer(r"(?:system|exec|execSync|spawnSync|popen|Popen|call|run|check_call|check_output|getoutput|"
-                         r"shell_exec|passthru)\s{0,3}\(\s{0,3}\[?\s{0,3}(?P<q>[\"'])(?P<cmd>[^\"'\n]{1,2000})(?P=q)", code):
-        hit = _check_text(m.group("cmd"), ctx.inner())
+    for m in re.finditer(r"(?:system|exec|execSync|execFileSync|spawn|spawnSync|popen|Popen|call|run|check_call|"
+                         r"check_output|getoutput|shell_exec|passthru)\s{0,3}\(\s{0,3}(?P<arg>\[[^\]\n]{0,2000}\]|"
+                         r"(?P<q>[\"'])[^\"'\n]{1,2000}(?P=q))", code):
+        arg = m.group("arg")
+        # A list argument (subprocess.run(["rm", "-rf", path])) is the argv: its strings joined are the command.
+        words = re.findall(r"[\"']([^\"'\n]{0,500})[\"']", arg) if arg.startswith("[") else [arg[1:-1]]
+        hit = _check_text(" ".join(w or "''" for w in words) + (" $computed" if arg.startswith("[") and
+                                                                 re.search(r",\s{0,3}[A-Za-z_]", arg) else ""),
+                          ctx.inner())
         if hit:
             return hit
     for m in re.finditer(r"`(?P<cmd>[^`\n]{1,2000})`", code):
@@ -747,6 +753,13 @@ def _judge(argv: list[str], cmd: Command, ctx: _Ctx) -> RuleHit | None:
         for i, a in enumerate(argv[1:-1], 1):
             if a in ("-c", "-e", "-E", "--eval", "-p", "--print", "-r"):
                 return _check_code(head, argv[i + 1], ctx)
+        return None
+    if head in ("ssh", "mosh") and len(argv) > 2:  # ssh HOST COMMAND…: the command runs in a shell there
+        i, takes = 1, set("BbcDEeFIiJLlmOoPpQRSWw")
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if len(argv[i]) == 2 and argv[i][1] in takes else 1
+        if i + 1 < len(argv):
+            return _check_text(" ".join(argv[i + 1:]), ctx.inner())
         return None
     if head in _DOWNLOADERS:
         for i, a in enumerate(argv[1:], 1):
