@@ -14,11 +14,14 @@ Obfuscation is undone before the patterns run, on copies of the text (:func:`vie
 - **fold**: Cyrillic/Greek/Armenian look-alike letters become Latin (:mod:`.confusables`), emoji and other
   pictographs between letters are dropped, words split across lines ("ig-\\nnore") are joined and all
   whitespace becomes single spaces;
-- **decode**: leetspeak, reversed text, ROT13 and base64 runs are each checked as well.
+- **decode**: leetspeak, reversed text and ROT13 (of the first 4,000 characters) and base64 runs are each
+  checked as well.
 
 Invisible characters themselves are a flag (``invisible-characters``, ``hidden-tag-text``): they hide text from
 a human reviewer but not from the model. Patterns cover English, French, Spanish, German, Portuguese, Russian,
-Chinese and Japanese. Every pattern is bounded and input is capped, so checking is linear. Stdlib only.
+Chinese and Japanese. Every pattern is bounded and input is capped, so checking is linear; a pattern runs on
+a view only when the view holds one of its trigger words, so ordinary text costs a few substring tests
+(about 0.2 ms for a typical prompt, 5 ms for 2,000 characters). Stdlib only.
 """
 
 from __future__ import annotations
@@ -52,113 +55,157 @@ _NO_CONFIRM = (r"(?:without\s+(?:asking|confirmation|confirming|prompting|approv
                r"(?:\s+(?:me|the\s+user))?\s+(?:for\s+)?(?:a\s+)?(?:confirmation|approval|permission)|no\s+need\s+to\s+"
                r"confirm)")
 
-# (name, pattern) checked on the Latin views (folded, decoded): English first, then FR/ES/DE/PT.
-_LATIN: tuple[tuple[str, str], ...] = (
+# (name, pattern, triggers) checked on the Latin views (folded, decoded): English first, then FR/ES/DE/PT. A
+# pattern runs on a view only when the lower-cased view contains one of its triggers, words every match holds:
+# most text contains none, and a substring test costs far less than a regex search.
+_LATIN: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("override", rf"\b(?:ignore|disregard|forget|override|bypass)\b{_W}{{0,40}}?\b(?:previous|prior|above|earlier|all|"
                  r"any|your|the|system|safety|original|preceding|these|those)\b[^\n]{0,30}?\b(?:instructions?|instr|"
-                 r"prompts?|rules|guidelines|guardrails|directives|messages|context|constraints|safeguards)\b"),
+                 r"prompts?|rules|guidelines|guardrails|directives|messages|context|constraints|safeguards)\b",
+     ('ignore', 'disregard', 'forget', 'override', 'bypass')),
     ("override", r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:of\s+)?(?:the\s+)?(?:above|"
-                 r"everything\s+(?:you\s+were\s+told|above|before|said\s+before))\b"),
+                 r"everything\s+(?:you\s+were\s+told|above|before|said\s+before))\b",
+     ('ignore', 'disregard', 'forget')),
     ("override", r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|"
-                 r"earlier|preceding|system|original)\s+instr"),
+                 r"earlier|preceding|system|original)\s+instr",
+     ('ignore', 'disregard', 'forget', 'override')),
     ("override", r"\b(?:prior|previous|earlier|original|all|your|the|safety)\s+(?:instructions|guidelines|rules|"
                  r"directives|safety\s+rules)\s+(?:are|were|is)\s+(?:now\s+)?(?:void|null|cancel+ed|revoked|obsolete|"
-                 r"a\s+test|no\s+longer\s+(?:valid|apply|applies|in\s+effect))"),
-    ("override", r"\bno\s+longer\s+apply\b"),
+                 r"a\s+test|no\s+longer\s+(?:valid|apply|applies|in\s+effect))",
+     ('void', 'null', 'cancel', 'revoked', 'obsolete', 'test', 'longer')),
+    ("override", r"\bno\s+longer\s+apply\b",
+     ('longer',)),
     ("new-instructions", r"\b(?:your|the)\s+(?:new|updated|real|actual|true|hidden|secret)\s+(?:system\s+)?"
                          r"(?:instructions|prompt|orders|directives)\b|\bnew\s+system\s+prompt\b|\bnew\s+instructions?\s*:"
-                         r"|\binstructions\s+resume\b|\bfollow\s+(?:them|these|those)\s+instead\b"),
+                         r"|\binstructions\s+resume\b|\bfollow\s+(?:them|these|those)\s+instead\b",
+     ('instruction', 'prompt', 'orders', 'directives', 'instead')),
     ("role-play", r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?(?:unrestricted|jailbroken|uncensored|"
                   r"unfiltered|DAN|evil|rogue|different\s+(?:ai|assistant|model))\b|\bfrom\s+now\s+on,?\s+you\b|"
                   r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|different|uncensored)\b|\bdeveloper\s+mode\b|"
                   r"\bjailbr[eo]a?k|\bdo\s+anything\s+now\b|\b(?:god|jailbreak|dan)\s+mode\b|\bwith\s+no\s+"
-                  r"(?:restrictions|guardrails|filters)\b|\bwithout\s+(?:any\s+)?(?:restrictions|guardrails|filters)\b"),
-    ("role-play", r"\b(?:let'?s\s+play\s+a\s+game|pretend\s+(?:to\s+be|you\s+are)|roleplay\s+as)\b"),
+                  r"(?:restrictions|guardrails|filters)\b|\bwithout\s+(?:any\s+)?(?:restrictions|guardrails|filters)\b",
+     ('now', 'act', 'developer', 'jailbr', 'mode', 'restrictions', 'guardrails', 'filters')),
+    ("role-play", r"\b(?:let'?s\s+play\s+a\s+game|pretend\s+(?:to\s+be|you\s+are)|roleplay\s+as)\b",
+     ('play', 'pretend', 'roleplay')),
     ("system-prompt", r"\b(?:reveal|print|show|repeat|output|leak|dump)\b.{0,30}\b(?:system\s+prompt|your\s+"
                       r"(?:instructions|prompt|rules))\b|\b(?:disregard|ignore|forget|override)\s+(?:the\s+|your\s+)?"
-                      r"system\s+prompt\b"),
+                      r"system\s+prompt\b",
+     ('prompt', 'instructions', 'rules')),
     ("forged-turn", r"(?:^|\n)[ \t]*system[ \t]*:[ \t]*\S|<\|?\s*(?:im_start|im_end|system|endoftext|eot_id|"
                     r"start_header_id)\s*\|?>|</?\s*(?:system|assistant|instructions?|human|system-reminder|"
                     r"function_calls|function_results|invoke|tool_use|tool_result|antml:\w+)\b[^>\n]{0,80}>|"
-                    r"\[/?(?:INST|SYS)\]|<</?SYS>>"),
-    ("forged-section", r"(?m)^[ \t]*#{1,6}[ \t]*(?:new[ \t]+|updated[ \t]+)?(?:system|instructions?)\b"),
+                    r"\[/?(?:INST|SYS)\]|<</?SYS>>",
+     ('system', '<', '[inst', '[/inst', '[sys', '[/sys')),
+    ("forged-section", r"(?m)^[ \t]*#{1,6}[ \t]*(?:new[ \t]+|updated[ \t]+)?(?:system|instructions?)\b",
+     ('#',)),
     ("addresses-model", rf"(?:^|[\s(\[{{\"'`>#*:;.,!?-])(?:dear\s+|hey\s+|attention\s+|to\s+(?:the\s+)?|todo\s*\(\s*)?"
-                        rf"{_MODEL}\s*\)?(?:\s+reading\s+this)?\s*[:,]\s*{_ORDER}"),
+                        rf"{_MODEL}\s*\)?(?:\s+reading\s+this)?\s*[:,]\s*{_ORDER}",
+     ('ai', 'a.i.', 'assistant', 'claude', 'llm', 'language', 'copilot', 'gpt')),
     ("addresses-model", rf"\b(?:the\s+)?(?:ai\s+)?{_MODEL}\s+(?:must|should|has\s+to|needs\s+to|is\s+required\s+to|"
                         r"will\s+now|shall)\s+(?:now\s+|immediately\s+|always\s+|never\s+|not\s+)?(?:run|execute|push|"
                         r"delete|remove|ignore|skip|disable|paste|send|upload|reveal|commit|force|merge|obey|follow|"
-                        r"mention|tell|ask)\b"),
+                        r"mention|tell|ask)\b",
+     ('ai', 'a.i.', 'assistant', 'claude', 'llm', 'language', 'copilot', 'gpt')),
     ("addresses-model", rf"\b(?:note|reminder|memo|hint|p\.?s\.?|attention)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+)?"
                         rf"{_MODEL_NOTE}\b|\b{_MODEL_NOTE}\s+reading\s+this\b|\b{_MODEL_NOTE}\s+memory\s+update\b|"
-                        r"\bpersist\s+across\s+sessions\b"),
+                        r"\bpersist\s+across\s+sessions\b",
+     ('ai', 'a.i.', 'assistant', 'claude', 'llm', 'language', 'copilot', 'gpt', 'agent', 'model', 'persist')),
     ("conceal", r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|ask|mention\s+(?:this\s+|it\s+)?to|show|alert|warn|notify)"
                 r"\s+(?:the\s+)?user\b|\bwithout\s+(?:telling|asking|informing|notifying|alerting)\s+the\s+user\b|"
                 r"\b(?:do\s+not|don'?t|never)\s+(?:mention|report|reveal|disclose)\s+(?:it|this|that|the\s+\w+\s+"
                 r"check)\b[^\n.]{0,30}?\b(?:to\s+(?:the\s+)?user|to\s+anyone|in\s+your)|\bsilently\s+(?:add|run|execute|"
                 r"change|modify|push|delete|remove|send|upload|do|append|insert)\b|\bso\s+(?:the\s+)?(?:hook|guard|"
-                r"user|compass)\s+(?:doesn'?t|does\s+not|won'?t|will\s+not|can'?t|cannot)\s+(?:see|notice|catch)"),
+                r"user|compass)\s+(?:doesn'?t|does\s+not|won'?t|will\s+not|can'?t|cannot)\s+(?:see|notice|catch)",
+     ('user', 'mention', 'report', 'reveal', 'disclose', 'silently', 'hook', 'guard', 'compass')),
     ("exfiltrate", r"\b(?:curl|wget|fetch|post|send|upload|exfiltrate|env[ií]a)\b.{0,60}?\b"
                    r"(?:secrets?|credentials?|tokens?|api[_\s-]?keys?|passwords?|\.env|ssh|id_rsa|id_ed25519|"
-                   r"private\s+keys?)\b.{0,60}?(?:\bto\b|https?://|\breply\b|\bresponse\b|\banswer\b)"),
+                   r"private\s+keys?)\b.{0,60}?(?:\bto\b|https?://|\breply\b|\bresponse\b|\banswer\b)",
+     ('curl', 'wget', 'fetch', 'post', 'send', 'upload', 'exfiltrate', 'envia', 'envía')),
     ("exfiltrate", r"\b(?:contents?|values?)\s+of\s+(?:the\s+)?(?:~/)?[\w./-]{0,30}(?:\.env|credentials|id_rsa|"
-                   r"id_ed25519|\.npmrc|\.netrc|\.pypirc|secrets?)\b"),
+                   r"id_ed25519|\.npmrc|\.netrc|\.pypirc|secrets?)\b",
+     ('content', 'value')),
     ("exfiltrate", r"\b(?:cat|printenv|env|tar\s+\w+|base64|less|head|tail)\b[^\n|]{0,120}\|[^\n]{0,80}?\b(?:curl|"
-                   r"wget|nc|ncat|netcat|socat)\b"),
-    ("exfiltrate", r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{1,200}\?[^)\s]{1,300}\)"),
+                   r"wget|nc|ncat|netcat|socat)\b",
+     ('|',)),
+    ("exfiltrate", r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{1,200}\?[^)\s]{1,300}\)",
+     ('![',)),
     ("pipe-to-shell", r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|"
-                      r"wget)\b|\$\(\s*(?:curl|wget)\b"),
+                      r"wget)\b|\$\(\s*(?:curl|wget)\b",
+     ('curl', 'wget')),
     ("coerce-no-confirm", r"\b(?:skip|bypass|disable|turn\s+off)\s+(?:all\s+|every\s+|any\s+|the\s+)?(?:confirmations?|"
                           r"confirmation\s+steps?|approvals?|prompts?\s+for\s+confirmation)\b|\b(?:never|no\s+longer|"
                           r"don'?t|do\s+not|not)\s+(?:need|require)s?\s+(?:a\s+|any\s+)?(?:user\s+)?(?:confirmation|"
                           r"approval|permission)|\bnever\s+(?:asks?|stops?)\s+for\s+(?:a\s+)?(?:confirmation|"
                           r"approval|permission)|\bnever\s+refuses?\b|\bdon'?t\s+ask\s+again\b|\bauto-?approv(?:e\s+mode|al)\b|"
-                          r"\bnever\s+(?:stop|ask)\s+for\s+a\s+confirmation\b"),
-    ("coerce-no-confirm", rf"{_NO_CONFIRM}{_W}{{0,120}}?{_RISKY}|{_RISKY}{_W}{{0,120}}?{_NO_CONFIRM}"),
+                          r"\bnever\s+(?:stop|ask)\s+for\s+a\s+confirmation\b",
+     ('confirm', 'approv', 'permission', 'refus', 'again')),
+    ("coerce-no-confirm", _NO_CONFIRM,  # only with a risky action on the same line (see _near_risky)
+     ('without', 'confirm', 'approv', 'permission')),
     ("coerce-threat", r"\bif\s+you\s+(?:ask|stop|wait|hesitate|refuse|confirm)\w*\b.{0,120}?\b(?:will|lose|die|fired|"
-                      r"worse|outage|blame|hurt|destroyed)\b"),
+                      r"worse|outage|blame|hurt|destroyed)\b",
+     ('if',)),
     ("fake-consent", r"\bthe\s+user\s+(?:has\s+|had\s+)?already\s+(?:agreed|approved|confirmed|consented|authori[sz]ed|"
                      r"allowed|okayed|validated|signed\s+off)\b|\bpre-?(?:approved|authori[sz]ed)\b|\bqueued\s+by\s+the\s+"
                      r"user\b|\b(?:approved|authori[sz]ed)\s+by\s+the\s+(?:owner|admin\w*)\b|\b(?:owner|maintainers?|"
                      r"admin\w*|security\s+(?:team\s+)?lead)\s+(?:has\s+|have\s+)?(?:already\s+)?require[sd]?\s+you\b|"
-                     r"\bthe\s+user\s+has\s+enabled\s+auto"),
+                     r"\bthe\s+user\s+has\s+enabled\s+auto",
+     ('already', 'approv', 'authori', 'queued', 'require', 'enabled')),
     ("authority-claim", r"\bas\s+the\s+(?:repository\s+|repo\s+|project\s+|system\s+)?(?:owner|admin\w*|maintainer|"
                         r"security\s+(?:team\s+)?lead|ceo|cto)\b[^\n.]{0,40}?\b(?:authori[sz]e|approve|allow|permit|"
-                        r"order|instruct)\b|\b(?:anthropic|openai)\s+(?:policy|guidelines?)\b"),
+                        r"order|instruct)\b|\b(?:anthropic|openai)\s+(?:policy|guidelines?)\b",
+     ('owner', 'admin', 'maintainer', 'lead', 'ceo', 'cto', 'anthropic', 'openai')),
     ("disable-safety", r"\b(?:disable|remove|delete|bypass|bypassing|turn\s+off|uninstall|deactivate|circumvent|retire|"
                        r"overwrite)\w*\b[^\n.]{0,40}?\b(?:compass(?:-hooks)?(?![\w/-])|the\s+guard|pretooluse|drift\s+check|"
                        r"\.claude/settings|settings\.json|the\s+hooks?)\b|\b(?:safety|security)\s+(?:checks?|rules|"
                        r"guard)\s+(?:are\s+|were\s+|have\s+been\s+|has\s+been\s+)?(?:disabled|off|removed|retired|"
                        r"suspended|a\s+test|void)\b|\b(?:compass(?:-hooks)?|hooks?|guard)\s+(?:is|are|have\s+been|has\s+"
-                       r"been)\s+(?:deprecated|retired|advisory|disabled|removed)\b|\bhooks\s+are\s+advisory\b"),
+                       r"been)\s+(?:deprecated|retired|advisory|disabled|removed)\b|\bhooks\s+are\s+advisory\b",
+     ('compass', 'guard', 'pretooluse', 'drift', 'settings', 'hook', 'safety', 'security')),
     ("tool-coercion", r"\b(?:call|use|invoke|run)\s+the\s+(?:bash|write|edit|multiedit|read|webfetch|web_fetch|shell|"
                       r"terminal|computer|browser|notebookedit|task)\s+tool\b|\bexecute\s+(?:this|the\s+following|that)\s+"
-                      r"(?:tool\s+call|function\s+call)\b"),
+                      r"(?:tool\s+call|function\s+call)\b",
+     ('tool', 'function')),
     ("encoded-instruction", r"\b(?:decode|decrypt|apply\s+rot-?13|rot-?13|read\s+(?:this|it)\s+backwards|reverse\s+"
                             r"(?:this|it))\b.{0,60}?\b(?:follow|obey|execute|run|do\s+(?:it|what\s+it\s+says|as\s+it\s+"
-                            r"says))\b"),
-    ("payload-assembly", r"\b(?:execute|eval|run)\s+[a-z]\s*\+\s*[a-z]\b"),
+                            r"says))\b",
+     ('decode', 'decrypt', 'rot', 'backwards', 'reverse')),
+    ("payload-assembly", r"\b(?:execute|eval|run)\s+[a-z]\s*\+\s*[a-z]\b",
+     ('+',)),
     ("end-of-data", r"(?:^|\n)[^\w\n]{0,8}end\s+of\s+(?:the\s+)?(?:quoted\s+)?(?:memory|memories|data|context|input|"
-                    r"system\s+prompt)\b|\bbegin\s+(?:new\s+)?instructions\b"),
-    ("remote-instructions", r"\b(?:instructions|prompt|orders)\s+(?:are\s+)?(?:hosted|located|available)\s+at\b"),
+                    r"system\s+prompt)\b|\bbegin\s+(?:new\s+)?instructions\b",
+     ('end', 'begin')),
+    ("remote-instructions", r"\b(?:instructions|prompt|orders)\s+(?:are\s+)?(?:hosted|located|available)\s+at\b",
+     ('hosted', 'located', 'available')),
     # French, Spanish, German, Portuguese: override and note-to-the-model.
     ("override-fr", r"\b(?:ignore[sz]?|oublie[sz]?|ne\s+tiens\s+pas\s+compte\s+d)\b.{0,40}?\b(?:instructions?|consignes?|"
-                    r"r[eè]gles|directives)\b"),
+                    r"r[eè]gles|directives)\b",
+     ('ignore', 'oublie', 'tiens')),
     ("override-es", r"\b(?:ignora|ignore|ignorad|olvida|omite)\b.{0,40}?\b(?:instrucciones|indicaciones|reglas|"
-                    r"directivas)\b"),
+                    r"directivas)\b",
+     ('ignora', 'ignore', 'olvida', 'omite')),
     ("override-de", r"\b(?:ignorier\w*|vergiss|vergesst|missachte\w*)\b.{0,40}?\b(?:anweisungen|instruktionen|regeln|"
-                    r"vorgaben|richtlinien|befehle)\b"),
-    ("override-pt", r"\b(?:ignore|ignora|esque[cç]a)\b.{0,40}?\b(?:instru[cç][oõ]es|regras|diretrizes)\b"),
+                    r"vorgaben|richtlinien|befehle)\b",
+     ('ignorier', 'vergiss', 'vergesst', 'missacht')),
+    ("override-pt", r"\b(?:ignore|ignora|esque[cç]a)\b.{0,40}?\b(?:instru[cç][oõ]es|regras|diretrizes)\b",
+     ('ignore', 'ignora', 'esque')),
     ("addresses-model-fr", r"\b(?:note|message|remarque|consigne)s?\s+(?:pour|[aà])\s+(?:l['’]\s*)?(?:ia|assistant|"
-                           r"agent|claude|mod[eè]le)\b"),
+                           r"agent|claude|mod[eè]le)\b",
+     ('note', 'message', 'remarque', 'consigne')),
     ("addresses-model-es", r"\b(?:nota|mensaje|aviso)\s+(?:para|a)\s+(?:la\s+|el\s+)?(?:ia|asistente|agente|claude|"
-                           r"modelo)\b"),
+                           r"modelo)\b",
+     ('nota', 'mensaje', 'aviso')),
     ("addresses-model-de", r"\b(?:hinweis|nachricht|notiz|anweisung)\w*\s+(?:f[uü]r|an)\s+(?:den\s+|die\s+)?(?:ki|"
-                           r"assistent|agent|claude|modell)"),
+                           r"assistent|agent|claude|modell)",
+     ('hinweis', 'nachricht', 'notiz', 'anweisung')),
     ("coerce-no-confirm-fr", r"\bsans\s+(?:demander\s+(?:de\s+|la\s+)?confirmation|confirmation)\b|\bl['’]utilisateur\s+a\s+"
-                             r"d[eé]j[aà]\s+(?:tout\s+)?valid[eé]"),
-    ("coerce-no-confirm-es", r"\bno\s+pidas\s+confirmaci[oó]n\b|\bsin\s+(?:pedir\s+)?confirmaci[oó]n\b"),
-    ("coerce-no-confirm-de", r"(?<!nicht\s)\bohne\s+(?:r[uü]ckfrage|zu\s+fragen|best[aä]tigung)\b"),
-    ("coerce-no-confirm-pt", r"\bsem\s+pedir\s+confirma[cç][aã]o\b"),
+                             r"d[eé]j[aà]\s+(?:tout\s+)?valid[eé]",
+     ('sans', 'utilisateur')),
+    ("coerce-no-confirm-es", r"\bno\s+pidas\s+confirmaci[oó]n\b|\bsin\s+(?:pedir\s+)?confirmaci[oó]n\b",
+     ('pidas', 'sin')),
+    ("coerce-no-confirm-de", r"(?<!nicht\s)\bohne\s+(?:r[uü]ckfrage|zu\s+fragen|best[aä]tigung)\b",
+     ('ohne',)),
+    ("coerce-no-confirm-pt", r"\bsem\s+pedir\s+confirma[cç][aã]o\b",
+     ('sem',)),
 )
 # Checked on the unfolded text (non-Latin scripts would be mangled by folding) and on forged structure.
 _OTHER: tuple[tuple[str, str], ...] = (
@@ -200,7 +247,9 @@ def _bounded(rx: str) -> str:
     return rx
 
 
-_LATIN_RX = tuple((name, re.compile(_bounded(rx), re.IGNORECASE)) for name, rx in _LATIN)
+_LATIN_RX = tuple((name, re.compile(_bounded(rx), re.IGNORECASE), triggers) for name, rx, triggers in _LATIN)
+_NO_CONFIRM_RX = next(rx for name, rx, _ in _LATIN_RX if rx.pattern == _bounded(_NO_CONFIRM))
+_RISKY_RX = re.compile(_bounded(_RISKY), re.IGNORECASE)
 _OTHER_RX = tuple((name, re.compile(_bounded(rx), re.IGNORECASE)) for name, rx in _OTHER)
 # Families whose match inside quotes is a mention ("phrases such as 'ignore previous instructions'"), not an order.
 # Families whose match after a negation in the same clause is the user's own prohibition ("never push to main
@@ -219,6 +268,8 @@ _ZW_IN_WORD = re.compile(r"(?<=\w)[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]
 _HYPHEN_BREAK = re.compile(r"(?<=\w)-[ \t]*\r?\n[ \t]*(?=\w)")
 _SPACES = re.compile(r"\s+")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,4096}={0,2}(?![A-Za-z0-9+/=])")
+_LEETISH = re.compile(r"[A-Za-z][0-9@$|][A-Za-z0-9|]|[0-9@$][A-Za-z]")
+_DECODE_CHARS = 4000
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
@@ -286,10 +337,12 @@ def views(text: str) -> tuple[list[str], list[str]]:
     folded = fold_text(base)
     flat = _collapse(folded)
     latin = [folded, flat]
-    if any(c.isdigit() for c in flat) or "$" in flat or "@" in flat:
+    if _LEETISH.search(flat):  # digits or $/@ inside words: "1gn0r3 pr3v10u5"
         latin.append(flat.translate(_LEET))
-    latin.append(flat[::-1])
-    latin.append(flat.translate(_ROT13))
+    # Reversed and ROT13 payloads are short tricks; on a long text their views cost more than they find.
+    head = flat[:_DECODE_CHARS]
+    latin.append(head[::-1])
+    latin.append(head.translate(_ROT13))
     hidden = hidden_text(text)
     if hidden:
         latin.append(_collapse(fold_text(normalise(hidden))))
@@ -308,6 +361,15 @@ def _mentioned(view: str, m: re.Match[str]) -> bool:
     return bool(before) and before[-1] in _QUOTES and bool(after) and after[0] in _QUOTES
 
 
+def _near_risky(view: str, m: re.Match[str]) -> bool:
+    """A risky action within 120 characters of "without asking", on the same line. Two searches instead of one
+    pattern with a gap: the rare phrase is found first, so ordinary text costs one scan."""
+    start = max(view.rfind("\n", 0, m.start()) + 1, m.start() - 120)
+    end = view.find("\n", m.end())
+    end = min(len(view) if end < 0 else end, m.end() + 120)
+    return bool(_RISKY_RX.search(view, start, end))
+
+
 def _prohibited(view: str, m: re.Match[str]) -> bool:
     """A negation earlier in the same clause: "never delete files without asking me" is a rule, not an order."""
     return bool(_NEGATION.search(view[max(0, m.start() - 80): m.start()]))
@@ -320,13 +382,17 @@ def instruction_flags(text: str) -> list[str]:
     flags = invisible_flags(text)
     latin, other = views(text)
     found: dict[str, None] = dict.fromkeys(flags)
-    for name, rx in _LATIN_RX:
+    lowered = [view.lower() for view in latin]
+    for name, rx, triggers in _LATIN_RX:
         if name in found:
             continue
-        for view in latin:
+        for view, low in zip(latin, lowered):
+            if not any(t in low for t in triggers):
+                continue
             m = rx.search(view)
             while m is not None and (name in _MENTIONABLE and _mentioned(view, m)
-                                     or name in _PROHIBITABLE and _prohibited(view, m)):
+                                     or name in _PROHIBITABLE and _prohibited(view, m)
+                                     or rx is _NO_CONFIRM_RX and not _near_risky(view, m)):
                 m = rx.search(view, m.end())
             if m is not None:
                 found[name] = None
