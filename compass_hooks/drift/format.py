@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..textrules.instructions import looks_like_instruction, normalise
 from .pack import CATEGORY_WORDS
 
 MAX_CHARS = 1200
@@ -74,8 +76,15 @@ def format_block(result: dict[str, Any], related: list[dict[str, Any]] | None = 
     if related:
         rel_lines = ["Earlier in this project the user said:"]
         for r in related[:3]:
-            meta = ", ".join(str(x) for x in (r.get("kind"), r.get("age"), (f"session {r['session']}" if r.get("session") else None)) if x)
-            rel_lines.append(f"- \"{_clip(r.get('text', ''), 200)}\"" + (f" ({meta})" if meta else ""))
+            session = re.sub(r"[^0-9A-Za-z_-]", "", str(r.get("session") or ""))[:8]
+            meta = ", ".join(str(x) for x in (r.get("kind"), r.get("age"), (f"session {session}" if session else None)) if x)
+            text = str(r.get("text", ""))
+            # The same decision as memory.inject.shown: flagged text is withheld, the rest is one quoted line.
+            if "suspicious-instruction" in (r.get("flags") or ()) or looks_like_instruction(text[:3000]):
+                said = "(a stored message that reads like instructions to the model was withheld)"
+            else:
+                said = "\"" + _clip(normalise(text[:1000]).replace('"', "'"), 200) + "\""
+            rel_lines.append(f"- {said}" + (f" ({meta})" if meta else ""))
         for n in range(len(rel_lines), 1, -1):  # drop related items until it fits
             candidate = body + "\n" + "\n".join(rel_lines[:n])
             if len(candidate) + 60 <= MAX_CHARS:
