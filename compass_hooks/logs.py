@@ -4,7 +4,9 @@ Modules take their logger at import time (``log = get_logger("worker")``), befor
 the data dir for this process, and a long-lived process (the test suite, a service embedding the core) can
 see the data dir change. So the file is chosen when a record is written, not when the logger is made: the
 handler follows :func:`compass_hooks.paths.get_paths` and reopens its file when the logs dir moves.
-"""
+
+Every line goes through the same redaction pass as a stored memory (:func:`compass_hooks.textrules.secrets.
+scrub_text`) before it is written: an exception message can quote a prompt, a query or a command."""
 
 from __future__ import annotations
 
@@ -13,7 +15,15 @@ import logging.handlers
 import os
 import threading
 
+from .textrules.secrets import scrub_text
+
 _configured: set[str] = set()
+_LINE_CHARS = 20_000  # a log line longer than this is cut (after redaction): logs are not a store of prompts
+
+
+class _ScrubbingFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return scrub_text(super().format(record), _LINE_CHARS)
 
 
 class _DataDirHandler(logging.Handler):
@@ -37,12 +47,12 @@ class _DataDirHandler(logging.Handler):
                     if self._file is not None:
                         self._file.close()
                     try:
-                        paths.ensure()
+                        paths.ensure(socket_dir=False)
                         handler: logging.Handler = logging.handlers.RotatingFileHandler(
                             os.path.join(logs, f"{self.component}.log"), maxBytes=1_000_000, backupCount=3,
                             encoding="utf-8")
-                    except OSError:  # a read-only or missing data dir: logging must never fail the caller
-                        handler = logging.NullHandler()
+                    except Exception:  # an unusable data dir (unwritable, refused as not private) must not
+                        handler = logging.NullHandler()  # break the caller: logging never fails
                     handler.setFormatter(self.formatter)
                     self._file, self._dir = handler, logs
         assert self._file is not None
@@ -68,7 +78,7 @@ def get_logger(component: str) -> logging.Logger:
     logger.setLevel(os.environ.get("COMPASS_LOG_LEVEL", "INFO").upper())
     logger.propagate = False
     handler = _DataDirHandler(component)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_ScrubbingFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     _configured.add(component)
     return logger

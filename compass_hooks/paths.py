@@ -11,7 +11,8 @@ so that every surface (hooks, CLI, MCP servers started by editors with other
 environments) reaches the same worker; when that path is too long for
 ``sun_path`` it is ``/tmp/compass-<uid>/w-<hash of the data dir>.sock`` in a
 dir we own (``trust.ensure_private_dir`` refuses a planted symlink or another
-user's dir).
+user's dir, with a one-line reason, and the client gives up at once instead of
+waiting for a worker that cannot bind there).
 """
 
 from __future__ import annotations
@@ -103,17 +104,20 @@ class Paths:
     def as_dict(self) -> dict[str, str]:
         return {k: str(v) for k, v in asdict(self).items()}
 
-    def ensure(self) -> "Paths":
-        """Create the private dirs (0700). Idempotent."""
-        for d in (self.data, self.logs, self.run):
-            d.mkdir(parents=True, exist_ok=True, mode=0o700)
-            try:
-                os.chmod(d, 0o700)
-            except OSError:
-                pass
-        if self.socket.parent != self.run:  # the /tmp fallback is a shared dir: refuse what is not ours
-            from .trust import ensure_private_dir
+    def ensure(self, socket_dir: bool = True) -> "Paths":
+        """Create the private dirs (0700). Idempotent. Raises InvalidInput (one line) for a dir that is another
+        user's or a symlink planted where we create ours; nothing is ever chmodded through a symlink.
 
+        The data dir may be a symlink of the user's own (to another disk): followed, but its target must be
+        ours. ``run/`` and ``logs/`` are ours to create and are never followed. ``socket_dir``: also the
+        socket's dir when it is not ``run/`` (the ``/tmp/compass-<uid>`` fallback, a shared place where another
+        user can pre-create the name); False for callers that only write files (logging)."""
+        from .trust import ensure_private_dir
+
+        ensure_private_dir(self.data, follow=True)
+        ensure_private_dir(self.logs)
+        ensure_private_dir(self.run)
+        if socket_dir and self.socket.parent != self.run:
             ensure_private_dir(self.socket.parent)
         return self
 

@@ -19,18 +19,54 @@ if TYPE_CHECKING:  # pathlib costs milliseconds on the hook hot path
 
 # --- private files and dirs -------------------------------------------------------------------------------------
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` as an owner-only (0700) directory; refuse a symlink or a dir owned by another user."""
+_NOFOLLOW_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def ensure_private_dir(path: Path, follow: bool = False) -> Path:
+    """Create ``path`` as an owner-only (0700) directory; refuse a symlink or a dir owned by another user.
+
+    The checks and the chmod are made on one descriptor opened with ``O_NOFOLLOW``: a symlink swapped in
+    between a check and a chmod (another user's, in /tmp) is never followed, and another user's directory is
+    never chmodded. ``follow=True`` accepts a symlink to a directory of ours (the user's own data dir may be
+    one); the target must still be ours. Raises :class:`~compass_hooks.errors.InvalidInput` with a one-line
+    reason."""
     from .errors import InvalidInput
 
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise InvalidInput(f"{path} is not a directory (a symlink?)", "remove it; compass-hooks creates it itself")
-    if st.st_uid != os.getuid():
-        raise InvalidInput(f"{path} is owned by uid {st.st_uid}, not you ({os.getuid()})", "remove it or fix its owner")
-    if stat.S_IMODE(st.st_mode) != 0o700:
-        os.chmod(path, 0o700)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    except OSError as exc:
+        raise InvalidInput(f"cannot create {path}: {exc.strerror or exc}") from None
+    flags = _NOFOLLOW_DIR & ~(0 if not follow else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise InvalidInput(f"{path} is a symlink, not a directory we created",
+                               "remove it; compass-hooks creates it itself") from None
+        if not os.path.isdir(path):
+            raise InvalidInput(f"{path} is not a directory (a symlink?)",
+                               "remove it; compass-hooks creates it itself") from None
+        raise InvalidInput(f"cannot open {path}: {exc.strerror or exc} (owned by another user?)",
+                           "remove it or fix its owner") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISDIR(st.st_mode):
+            raise InvalidInput(f"{path} is not a directory (a symlink?)", "remove it; compass-hooks creates it itself")
+        if st.st_uid != os.getuid():
+            raise InvalidInput(f"{path} is owned by uid {st.st_uid}, not you ({os.getuid()})",
+                               "remove it or fix its owner")
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
     return path
 
 
@@ -48,6 +84,24 @@ def private_problems(path: Path) -> list[str]:
     if stat.S_IMODE(st.st_mode) & 0o077:
         problems.append(f"{path} has mode {stat.S_IMODE(st.st_mode):04o} (group/other access)")
     return problems
+
+
+def dir_problem(path: str | os.PathLike) -> str | None:
+    """Why a directory we are about to create or use must be refused (None: ours, or absent so we create it).
+    Checked before anything waits on it: a planted ``/tmp/compass-<uid>`` must fail fast, not time out."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot stat {path}: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symlink, not a directory we created"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a directory"
+    if st.st_uid != os.getuid():
+        return f"{path} is owned by uid {st.st_uid}, not you ({os.getuid()})"
+    return None
 
 
 # --- sockets ------------------------------------------------------------------------------------------------------

@@ -5,14 +5,23 @@ entry (``compass``), keeps every other server and setting, writes a timestamped
 backup before changing anything, and does nothing when the entry is already
 right (idempotent). Files it cannot parse safely (JSON with comments, a YAML
 file that is not ours) are refused with the snippet to paste by hand.
+
+It never writes through anything but a regular file: a symlink, a device (``/dev/null`` when run as root), a
+FIFO (which would block a read) or a socket at the target is refused with a one-line reason, checked on the
+descriptor it reads (``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``) so nothing can be swapped in between. The new
+content goes to a fresh temporary file in the same directory (``O_EXCL``, the old file's mode) that is
+renamed over the target, so a reader sees the old file or the new one, never half of one.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import secrets
 import shlex
 import shutil
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -160,29 +169,119 @@ class WriteResult:
                 "backup": str(self.backup) if self.backup else None}
 
 
-def _backup(path: Path) -> Path:
+_MAX_CONFIG_BYTES = 16 * 1024 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _parent_problem(path: Path) -> str | None:
+    """The first parent of ``path`` that exists and is not a directory (a file where a folder should be)."""
+    for parent in reversed(path.parents):
+        try:
+            st = os.stat(parent)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot reach {parent}: {exc.strerror or exc}"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{parent} is a file, not a directory"
+    return None
+
+
+def _read_existing(path: Path) -> tuple[str, int] | None:
+    """(text, mode) of the config file at ``path``, None when there is none; refuses anything but a regular file
+    (one-line InvalidInput) without following a symlink or blocking on a FIFO."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise InvalidInput(f"cannot use {path}: {_parent_problem(path) or 'a parent is not a directory'}") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InvalidInput(f"{path} is a symlink; not writing through it",
+                           f"point --path at the file it links to ({os.path.realpath(path)}) if that is the one")
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidInput(f"{path} is {_kind(st.st_mode)}, not a regular file; not touching it",
+                           "point --path at a JSON/YAML config file")
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        what = "a symlink" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise InvalidInput(f"cannot read {path}: {what}; not touching it") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped between the lstat and the open
+            raise InvalidInput(f"{path} is {_kind(st.st_mode)}, not a regular file; not touching it")
+        if st.st_size > _MAX_CONFIG_BYTES:
+            raise InvalidInput(f"{path} is larger than {_MAX_CONFIG_BYTES // (1024 * 1024)} MB; not a config file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8"), stat.S_IMODE(st.st_mode)
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text; not touching it") from None
+
+
+def _write_new(path: Path, text: str, mode: int) -> None:
+    """Create ``path`` (which must not exist) with ``text``; never follows a symlink planted there."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        os.fchmod(fd, mode)  # the umask must not widen or narrow what the user had
+        data = text.encode("utf-8")
+        while data:
+            data = data[os.write(fd, data):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _backup(path: Path, old: str, mode: int) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 1
-    while backup.exists():  # two writes in one second keep both backups
-        backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-        n += 1
-    shutil.copy2(path, backup)
-    return backup
+    n = 0
+    while True:  # two writes in one second keep both backups
+        backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            _write_new(backup, old, mode)
+            return backup
+        except FileExistsError:
+            n += 1
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = (path.stat().st_mode & 0o777) if path.exists() else 0o600
-    tmp = path.with_name(f".{path.name}.compass-tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+def _atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
+    """Write ``text`` to a fresh temporary file next to ``path`` and rename it over ``path``."""
+    problem = _parent_problem(path)
+    if problem:
+        raise InvalidInput(f"cannot write {path}: {problem}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"cannot create {path.parent}: {exc.strerror or exc}") from None
+    tmp = path.with_name(f".{path.name}.compass-tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        _write_new(tmp, text, mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _load_json(path: Path, client: Client) -> dict[str, Any]:
-    raw = path.read_text(encoding="utf-8")
+def _load_json(path: Path, raw: str, client: Client) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
@@ -205,30 +304,32 @@ def write_config(client: str, path: Path | None = None) -> WriteResult:
     c = get_client(client)
     path = (path or c.default_path()).expanduser().absolute()
     entry = entry_for(client)
+    existing = _read_existing(path)
     if not c.container:
         text = continue_yaml(entry)
-        if path.exists():
-            old = path.read_text(encoding="utf-8")
+        if existing is not None:
+            old, mode = existing
             if old == text:
                 return WriteResult(client, path, "unchanged", None)
             if _YAML_MARKER not in old:
                 raise InvalidInput(f"{path} exists and was not written by compass-hooks; not touching it",
                                    "point --path at a new file in a mcpServers/ folder (e.g. "
                                    ".continue/mcpServers/compass.yaml)")
-            backup = _backup(path)
-            _atomic_write(path, text)
+            backup = _backup(path, old, mode)
+            _atomic_write(path, text, mode)
             return WriteResult(client, path, "updated", backup)
         _atomic_write(path, text)
         return WriteResult(client, path, "created", None)
 
-    if path.exists():
-        data = _load_json(path, c)
+    if existing is not None:
+        old, mode = existing
+        data = _load_json(path, old, c)
         servers = data.setdefault(c.container, {})
         if servers.get(SERVER_NAME) == entry:
             return WriteResult(client, path, "unchanged", None)
-        backup = _backup(path)
+        backup = _backup(path, old, mode)
         servers[SERVER_NAME] = entry
-        _atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        _atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode)
         return WriteResult(client, path, "updated", backup)
     _atomic_write(path, json.dumps({c.container: {SERVER_NAME: entry}}, indent=2) + "\n")
     return WriteResult(client, path, "created", None)

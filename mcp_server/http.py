@@ -4,10 +4,15 @@ Bound to 127.0.0.1 only (anything else is refused, not "fixed"), and every reque
 needs ``Authorization: Bearer <token>``: other local users and any web page the
 browser opens can reach a loopback port, so loopback alone is not access control.
 The token is generated once, stored 0600 in the data dir and printed once (stderr).
+
+The port is bound *before* the token is read or printed: when another process already listens there (another
+local user can take 127.0.0.1:8765 first), clients configured for that port would hand it their token, so the
+server refuses to start with a one-line error and never prints the token.
 """
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import os
@@ -94,16 +99,33 @@ async def _reject(send: Any, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def serve(server: Any, host: str, port: int, token: str, created: bool) -> None:
-    """Serve until cancelled. Port 0 picks a free port; the real one is printed to stderr."""
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or a one-line :class:`ConfigError` (port taken, not allowed)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        # SO_REUSEADDR only skips TIME_WAIT after our own restart; on Linux it never lets us share a port that
+        # another socket is listening on, so "in use" below really means another process holds it.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(64)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"{host}:{port} is already in use by another process, so the MCP server did not start and printed "
+                "no token (a client set up for this port would send its token to that process)",
+                f"see who holds it (ss -ltnp 'sport = :{port}'), or pick another port with --port") from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                          "pick another port with --port") from None
+    return sock
+
+
+async def serve(server: Any, sock: socket.socket, token: str, created: bool) -> None:
+    """Serve on the bound ``sock`` (see :func:`bind`) until cancelled; the address is printed to stderr."""
     import uvicorn
 
+    host, actual = sock.getsockname()[:2]
     app = BearerAuth(server.streamable_http_app(streamable_http_path=PATH, host=host), token)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(64)
-    actual = sock.getsockname()[1]
     url = f"http://{host}:{actual}{PATH}"
     # stderr: stdout stays clean even in HTTP mode, so scripts can rely on it being empty.
     print(f"compass MCP server listening on {url}", file=sys.stderr, flush=True)

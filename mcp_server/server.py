@@ -202,10 +202,14 @@ def run_http(host: str | None = None, port: int | None = None) -> None:
     cfg = load_config()
     host = http.check_loopback(host or str(cfg.get("mcp", "http_host")))
     port = int(cfg.get("mcp", "http_port") if port is None else port)
-    token, created = http.load_or_create_token()
-    backend = tools.Backend(log=log)
+    sock = http.bind(host, port)  # first: no token is read or shown unless the port is ours
     try:
-        anyio.run(http.serve, build_server(backend), host, port, token, created)
+        token, created = http.load_or_create_token()
+        backend = tools.Backend(log=log)
+        try:
+            anyio.run(http.serve, build_server(backend), sock, token, created)
+        finally:
+            backend.close()
     finally:
-        backend.close()
+        sock.close()
 

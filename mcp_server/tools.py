@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, ListRootsResult, TextContent, ToolAnnotati
 from pydantic import BaseModel, ConfigDict, Field
 
 from compass_hooks import errors
+from compass_hooks.memory.inject import quote, shown
 
 ProjectResolver = Callable[["ListRootsResult | None", "str | None"], Awaitable["str | None"]]
 
@@ -135,7 +136,9 @@ class DriftCheck(BaseModel):
 class Memory(_Open):
     id: int = Field(description="Memory id (use it with forget)")
     kind: str = Field(description="constraint, decision, correction, ...")
-    text: str = Field(description="The remembered text, as stored (redacted)")
+    text: str = Field(description="The remembered text (redacted, on one line), or a note that it was withheld")
+    withheld: bool = Field(default=False, description="True when the stored text reads like instructions to the "
+                           "model and is not shown; the user can review it with `compass-hook recall`")
     age: str | None = Field(default=None, description="How long ago it was recorded, e.g. '3d'")
     score: float | None = Field(default=None, description="Relevance to the query (higher is better)")
 
@@ -191,9 +194,12 @@ def _age(seconds: float | None) -> str | None:
 
 
 def _memory(row: dict) -> Memory:
-    """An op's memory row (``age_s`` seconds) as the tools show it (``age`` like '3d')."""
+    """An op's memory row (``age_s`` seconds) as the tools show it (``age`` like '3d'). The text goes through
+    the hooks' renderer: quoted on one line, or withheld when it reads like instructions to the model, so a
+    tool result cannot carry an injection the hooks would have kept out of the context."""
     row = dict(row)
     row["age"] = _age(row.pop("age_s", None))
+    row["text"], row["withheld"] = shown(row, limit=2000, quoted=False)
     return Memory.model_validate(row)
 
 
@@ -203,7 +209,7 @@ def _memory_line(m: Memory) -> str:
         bits.append(m.age + " ago")
     if m.score is not None:
         bits.append(f"score {m.score:.2f}")
-    return f"- [{m.id}] ({', '.join(bits)}) {m.text}"
+    return f"- [{m.id}] ({', '.join(bits)}) {m.text if m.withheld else quote(m.text, 2000)}"
 
 
 # -- the tools ----------------------------------------------------------------------------------------
@@ -324,9 +330,11 @@ def register(server: MCPServer, backend: Backend, project_of: ProjectResolver, s
         out = await backend.call("remember", text=text, kind=kind, project=proj, source="mcp")
         mem = dict(out["memory"])
         mem["age"] = _age(mem.pop("age_s", None))
+        mem["text"], mem["withheld"] = shown(mem, limit=2000, quoted=False)  # what later sessions see of it
         data = RememberResult.model_validate({**mem, "new": bool(out.get("new", True))})
         note = "" if data.new else " (already stored; not duplicated)"
-        return _result(f"Compass: remembered {data.kind} [{data.id}]{note}: {data.text}", data)
+        said = data.text if getattr(data, "withheld", False) else quote(data.text, 2000)
+        return _result(f"Compass: remembered {data.kind} [{data.id}]{note}: {said}", data)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                              open_world_hint=False))
@@ -338,9 +346,13 @@ def register(server: MCPServer, backend: Backend, project_of: ProjectResolver, s
         Returns what was removed. Use `recall` or `constraints` first to find the id.
         """
         out = await backend.call("forget", id=id)
-        data = ForgetResult.model_validate({**out.get("memory", {}), "id": id, "removed": bool(out.get("removed"))})
+        gone = dict(out.get("memory", {}))
+        if gone.get("text"):
+            gone["text"], gone["withheld"] = shown(gone, limit=2000, quoted=False)
+        data = ForgetResult.model_validate({**gone, "id": id, "removed": bool(out.get("removed"))})
         what = f"{data.kind} " if data.kind else ""
-        return _result(f"Compass: forgot {what}[{data.id}]" + (f": {data.text}" if data.text else ""), data)
+        said = data.text if getattr(data, "withheld", False) else quote(data.text or "", 2000)
+        return _result(f"Compass: forgot {what}[{data.id}]" + (f": {said}" if data.text else ""), data)
 
     @server.tool(annotations=read_only)
     async def constraints(roots: RootsArg, project: ProjectArg = None) -> Annotated[CallToolResult, ConstraintsResult]:

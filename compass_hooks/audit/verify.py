@@ -44,6 +44,7 @@ class Report:
     lines: int = 0
     root: str = merkle.EMPTY_ROOT
     memories_checked: int = 0
+    memories_text_only: int = 0  # last logged before the audit covered kind/pinned/project/flags: text only
     packs_checked: int = 0
     problems: list[Problem] = field(default_factory=list)
     memory_source: str = ""
@@ -60,6 +61,7 @@ class Report:
             "lines": self.lines,
             "root": self.root,
             "memories_checked": self.memories_checked,
+            "memories_text_only": self.memories_text_only,
             "packs_checked": self.packs_checked,
             "memory_source": self.memory_source,
             "pending": self.pending,
@@ -130,12 +132,22 @@ def last_by_object(entries: Iterable[dict], object_type: str) -> dict[str, dict]
     return last
 
 
+def _matches(digest: str | None, value: bytes | str | tuple) -> int | None:
+    """Which accepted form of ``value`` (a tuple: current format first, older ones after) hashes to ``digest``."""
+    for i, form in enumerate(value if isinstance(value, tuple) else (value,)):
+        if digest == sha256_hex(form):
+            return i
+    return None
+
+
 # How an object differs from its last entry: no entry at all, forgotten but present, other content, gone unlogged.
 UNLOGGED, RESURRECTED, MODIFIED, MISSING = "unlogged", "resurrected", "modified", "missing"
 
 
-def object_diff(current: dict[str, bytes | str], last: dict[str, dict]) -> list[tuple[str, str]]:
-    """(object id, how it differs) for every object whose current state its last entry does not describe."""
+def object_diff(current: dict[str, Any], last: dict[str, dict]) -> list[tuple[str, str]]:
+    """(object id, how it differs) for every object whose current state its last entry does not describe. An
+    object's value is its content, or a tuple of the content forms accepted (current format first; see
+    memory.audited)."""
     out: list[tuple[str, str]] = []
     for oid in sorted(current):
         entry = last.get(oid)
@@ -143,7 +155,7 @@ def object_diff(current: dict[str, bytes | str], last: dict[str, dict]) -> list[
             out.append((oid, UNLOGGED))
         elif entry["action"] in REMOVALS:
             out.append((oid, RESURRECTED))
-        elif entry["content_sha256"] != sha256_hex(current[oid]):
+        elif _matches(entry["content_sha256"], current[oid]) is None:
             out.append((oid, MODIFIED))
     for oid in sorted(set(last) - set(current)):
         if last[oid]["action"] not in REMOVALS:
@@ -227,14 +239,15 @@ def _data_packs(paths: Any) -> dict[str, bytes]:
     return out
 
 
-# ({id: text}, where from) or ({id: text}, where from, [pending intents]); raises CompassError when unreadable.
+# ({id: content or the tuple of its accepted forms}, where from) or the same plus [pending intents]; raises
+# CompassError when unreadable.
 MemoryReader = Callable[[Any], "tuple[Any, ...]"]
 
 
 def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = None,
            expect_size: int | None = None) -> Report:
     """Check the log, the store and the packs. ``memory_reader(paths)`` gives the memories that exist now
-    ({id: text}, where from): the caller's, so the audit knows nothing of the store. ``expect_root`` (with
+    ({id: content or its accepted forms}, where from): the caller's, so the audit knows nothing of the store. ``expect_root`` (with
     ``expect_size``, default all entries) is a root the user noted earlier: the first ``expect_size`` entries
     must still hash to it."""
     report = Report()
@@ -262,6 +275,8 @@ def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = No
         last = last_by_object(entries, "memory")
         report.pending = apply_pending(entries, last, rest[0] if rest else [])
         report.problems += check_objects(memories, last, "memory", "memory")
+        report.memories_text_only = sum(1 for oid, value in memories.items() if oid in last
+                                        and (_matches(last[oid]["content_sha256"], value) or 0) > 0)
     n_shipped, shipped = check_shipped_packs(shipped_dir(paths))
     data_packs = _data_packs(paths)
     report.packs_checked = n_shipped + len(data_packs)

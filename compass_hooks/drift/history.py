@@ -18,6 +18,7 @@ import weakref
 from typing import Any
 
 from ..errors import InvalidInput, NotFound
+from ..textrules.secrets import scrub_text
 
 _DDL = (
     """CREATE TABLE IF NOT EXISTS drift_alerts (
@@ -63,7 +64,8 @@ def new_alert_id() -> str:
 def record_alert(store: Any, result: dict[str, Any], project: str | None = None, session: str | None = None,
                  model: str | None = None) -> str:
     alert_id = new_alert_id()
-    row = (alert_id, time.time(), project, session, result["text"][:MAX_TEXT], float(result["drift"]),
+    # Redacted like a memory: the prompts that alert are exactly the ones with credentials in them.
+    row = (alert_id, time.time(), project, session, scrub_text(result["text"], MAX_TEXT), float(result["drift"]),
            float(result["probability"]), result.get("category"), result.get("rule"),
            json.dumps(result.get("anchors", []), ensure_ascii=False), model)
     _table(store).write(lambda conn: conn.execute(

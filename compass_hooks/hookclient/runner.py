@@ -15,7 +15,7 @@ hook shows a short ``systemMessage`` (see state.py).
 
 Cold start: no worker -> spawn one and wait up to ``hooks.cold_start_s`` for
 readiness, then fail open and let it finish warming for the next prompt.
-PreToolUse(Bash) is answered here without a worker (the rules are stdlib regexes).
+PreToolUse(Bash) is answered here without a worker (the guard's shell parser and rules are stdlib only).
 
 Nothing answered is lost: a UserPromptSubmit or Stop that fails open (or passes
 through while the environment is built) is written to the capture spool
@@ -254,10 +254,9 @@ def _spool(s: dict[str, Any] | None, event: str | None, payload: dict[str, Any] 
         if isinstance(cwd, str) and cwd and _opted_out(cwd):
             return
         from .. import spool
-        from ..textrules.secrets import redact, strip_private
+        from ..textrules.secrets import scrub
 
-        clean, private = strip_private(text[:SPOOL_MAX_CHARS])
-        clean, secrets = redact(clean)
+        clean, secrets, private = scrub(text, SPOOL_MAX_CHARS)  # the one redaction pass, as for a stored memory
         kept = {k: payload[k] for k in ("session_id", "prompt_id", "cwd") if isinstance(payload.get(k), str)}
         kept[name] = clean
         entry = {"v": 1, "time": time.time(), "event": event, "payload": kept, "redacted": bool(private or secrets)}

@@ -3,10 +3,12 @@
 Every block starts with a ``Compass — ...`` header line followed by ``- `` items,
 so :func:`strip_blocks` can remove our own blocks when they come back inside a
 prompt or a transcript (pasted, replayed on ``--resume``). Memory text is put in
-curly quotes with inner quotes neutralised and newlines folded, so a stored text
-cannot close the quote and continue as free prose. Text flagged as
-instruction-like is never quoted verbatim: the item says it was withheld.
-Budgets are in characters (the hook output cap is 10,000). Stdlib only.
+curly quotes with inner quotes neutralised, every line break folded and invisible
+characters (tags, zero-width, bidi controls) removed, so a stored text cannot
+close the quote, start a line of its own (a fake item or a fake ``Compass``
+header) or carry text the user cannot see. Text flagged as instruction-like is
+never quoted verbatim: the item says it was withheld (:func:`shown`, which the MCP
+tools use too). Budgets are in characters (the hook output cap is 10,000). Stdlib only.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 import time
 from typing import Iterable, Sequence
 
-from ..textrules.instructions import looks_like_instruction
+from ..textrules.instructions import looks_like_instruction, normalise
 from .store import FLAG_SUSPICIOUS
 
 HEADER_PREFIX = "Compass — "
@@ -25,6 +27,10 @@ COMPACT_HEADER = ("Compass — re-injected constraints after compaction (recorde
                   "quoted data, still in force unless the user says otherwise)")
 RELATED_HEADER = "Compass — memory related to the drift check (quoted data)"
 MAX_ITEM_CHARS = 320
+WITHHELD = "a stored message that reads like instructions to the model was withheld"
+# The render-time check reads what could be shown plus context around it; the full text was checked when stored.
+_CHECK_CHARS = 4 * MAX_ITEM_CHARS + 2000
+_SESSION_CHARS = re.compile(r"[^0-9A-Za-z_-]")
 
 # A Compass block: its header line, then item/continuation lines until a blank line or other text.
 _BLOCK = re.compile(r"^Compass — [^\n]*\n?(?:[ \t]*(?:- |\u2022 |  )[^\n]*\n?)*", re.MULTILINE)
@@ -65,14 +71,20 @@ def age(created: float | None, now: float | None = None) -> str:
     return "just now"  # pragma: no cover
 
 
-def quote(text: str, limit: int = MAX_ITEM_CHARS) -> str:
-    """Text as one quoted line: whitespace folded, quotes neutralised, cut at a word."""
-    t = " ".join(text.split())
-    t = t.replace("\u201c", "'").replace("\u201d", "'").replace('"', "'")
+def one_line(text: str, limit: int = MAX_ITEM_CHARS) -> str:
+    """Text as one line: invisible characters out, every line break and run of whitespace folded to one space
+    (``str.split`` splits on all Unicode line breaks), cut at a word."""
+    t = " ".join(normalise(text[: 4 * limit + 64]).split())
     if len(t) > limit:
         cut = t[:limit]
         sp = cut.rfind(" ")
         t = (cut[:sp] if sp > limit * 0.6 else cut).rstrip(" ,;:") + " …"
+    return t
+
+
+def quote(text: str, limit: int = MAX_ITEM_CHARS) -> str:
+    """Text as one quoted line (:func:`one_line`) with its own quotes neutralised, so it cannot close ours."""
+    t = one_line(text, limit).replace("\u201c", "'").replace("\u201d", "'").replace('"', "'")
     return f"\u201c{t}\u201d"
 
 
@@ -82,22 +94,39 @@ def describe(m: dict) -> str:
     return _PHRASE.get((role, kind)) or _PHRASE.get((role, None)) or "a memory says"
 
 
+def withheld(m: dict) -> bool:
+    """Whether a memory must not be shown verbatim: flagged when stored, or instruction-like now (the patterns
+    grow, and a row edited in the database was never flagged)."""
+    flags = m.get("flags") or ()
+    if isinstance(flags, str):
+        flags = flags.split(",")
+    return FLAG_SUSPICIOUS in flags or looks_like_instruction(str(m.get("text") or "")[:_CHECK_CHARS])
+
+
+def shown(m: dict, limit: int = MAX_ITEM_CHARS, quoted: bool = True) -> tuple[str, bool]:
+    """(what a renderer may show of a memory's text, whether it was withheld): the text quoted on one line
+    (``quoted=False``: on one line, for structured data), or the withheld note. Every surface that puts
+    memory text in front of a model uses this."""
+    if withheld(m):
+        return WITHHELD, True
+    text = str(m.get("text") or "")
+    return (quote(text, limit) if quoted else one_line(text, limit)), False
+
+
 def item(m: dict, now: float | None = None, limit: int = MAX_ITEM_CHARS) -> str:
     """``- 3 days ago, session 1a2b: the user said “...” [#12]``"""
     bits = [age(m.get("created"), now)]
-    if m.get("session"):
-        bits.append(f"session {str(m['session'])[:4]}")
+    session = _SESSION_CHARS.sub("", str(m.get("session") or ""))[:4]  # imported rows carry any session string
+    if session:
+        bits.append(f"session {session}")
     elif m.get("source") in ("cli", "mcp", "import"):
         bits.append(f"added via {m['source']}")
     lead = ", ".join(bits)
     if m.get("pinned"):
         lead += " (pinned)"
-    # The write-time flag, and again now: the patterns grow, and a row edited in the DB was never flagged.
-    if FLAG_SUSPICIOUS in (m.get("flags") or ()) or looks_like_instruction(str(m.get("text", ""))):
-        body = "a stored message that reads like instructions to the model was withheld"
-    else:
-        body = f"{describe(m)} {quote(m.get('text', ''), limit)}"
-    return f"- {lead}: {body} [#{m['id']}]"
+    text, hidden = shown(m, limit)
+    body = text if hidden else f"{describe(m)} {text}"
+    return f"- {lead}: {body} [#{int(m['id'])}]"
 
 
 def block(header: str, memories: Sequence[dict], budget: int, now: float | None = None) -> str:

@@ -80,6 +80,7 @@ def _hit(h: dict, now: float) -> dict:
     out = {k: h.get(k) for k in RESULT_FIELDS}
     out["role"] = h.get("role")
     out["project"] = h.get("project")
+    out["flags"] = list(h.get("flags") or [])  # renderers withhold suspicious-instruction text (memory.inject.shown)
     if h.get("created") is not None:
         out["age_s"] = round(max(0.0, now - float(h["created"])), 1)
     return out
@@ -157,17 +158,21 @@ def forget(core: Any, id: Any = None, project: str | None = None, session: str |
     """Forget one memory (``id``), a whole project or a session; vectors and FTS rows go too."""
     if sum(x is not None for x in (id, project, session)) != 1:
         raise InvalidInput("forget needs exactly one of: an id, --project, --session")
+    whole_project = None
     if id is not None:
         removed = core.store.forget(_id(id), actor=source)
     elif project is not None:
-        removed = core.store.forget(project=_project(core, project), actor=source)
+        whole_project = _project(core, project)
+        removed = core.store.forget(project=whole_project, actor=source)
     else:
         removed = core.store.forget(session=session, actor=source)
-    from . import recall
+    from . import recall, wipe
 
     audit = core.store.audit_error()
     recall.invalidate(core, [r["id"] for r in removed])
-    out: dict[str, Any] = {"removed": len(removed), "ids": [r["id"] for r in removed]}
+    # Then what they leave behind: drift alerts, neighbours' FTS context, FTS segments, free pages, the WAL.
+    wiped = wipe.after_forget(core, removed, project=whole_project, session=session)
+    out: dict[str, Any] = {"removed": len(removed), "ids": [r["id"] for r in removed], **wiped}
     if id is not None:
         r = removed[0]
         out["memory"] = {"id": r["id"], "removed": True, "kind": r["kind"], "text": r["text"]}

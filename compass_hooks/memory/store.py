@@ -52,6 +52,7 @@ from urllib.parse import quote
 
 from ..errors import CompassError, InvalidInput, NotFound, StoreError
 from . import migrations
+from .audited import audit_content, forms
 
 GLOBAL = "__global__"
 ROLES = ("user", "assistant", "tool")
@@ -219,6 +220,7 @@ class Store:
                 raise StoreError(f"the memory store {self.path} cannot use WAL (journal_mode={mode})")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA secure_delete = ON")  # forgotten text is zeroed on disk, not left in free space
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the memory store {self.path}: {exc}") from None
         self._local.conn = conn
@@ -491,7 +493,8 @@ class Store:
                 if r["_embedding"] is not None:
                     self._put_embedding(conn, mid, r["_model"], r["_embedding"])
                 out.append(Added(mid, True))
-                changes.append(Change(actor or r["source"], "add", mid, r["hash"]))
+                # The audited content is every field that changes what is injected (memory/audited.py), not the text.
+                changes.append(Change(actor or r["source"], "add", mid, content_hash(audit_content(r))))
             return out, changes, self._intents(conn, changes)
 
         added, changes, intents = self._write(run)
@@ -525,14 +528,14 @@ class Store:
 
     def set_pinned(self, memory_id: int, pinned: bool, actor: str = "cli") -> dict[str, Any]:
         row = self.get(memory_id)
-        change = Change(actor, "edit", int(memory_id), row["hash"])
+        row["pinned"] = bool(pinned)
+        change = Change(actor, "edit", int(memory_id), content_hash(audit_content(row)))
 
         def run(conn: sqlite3.Connection) -> list[int]:
             conn.execute("UPDATE memories SET pinned = ? WHERE id = ?", (1 if pinned else 0, int(memory_id)))
             return self._intents(conn, [change])
 
         self._report([change], self._write(run))
-        row["pinned"] = bool(pinned)
         return row
 
     def forget(self, memory_id: int | None = None, *, project: str | None = None, session: str | None = None,
@@ -752,9 +755,10 @@ class Store:
                 "schema_version": self.schema_version, "projects": len(self.projects())}
 
 
-def read_memories(paths: Any) -> tuple[dict[str, str], str, list[dict[str, Any]]]:
-    """({memory id: current text}, where they were read from, audit intents not cleared yet) in ``paths.db``:
-    what ``audit verify`` checks. Raises :class:`StoreError` for a store that fails ``PRAGMA quick_check``.
+def read_memories(paths: Any) -> tuple[dict[str, tuple[str, str]], str, list[dict[str, Any]]]:
+    """({memory id: the audited forms of it, see :func:`.audited.forms`}, where they were read from, audit
+    intents not cleared yet) in ``paths.db``: what ``audit verify`` checks. Raises :class:`StoreError` for a
+    store that fails ``PRAGMA quick_check``.
 
     Only when the database file exists: verification never creates a store. (Opening an existing store may run
     its pending schema migrations; that changes no memory content.)"""
@@ -768,6 +772,6 @@ def read_memories(paths: Any) -> tuple[dict[str, str], str, list[dict[str, Any]]
                          "still read some rows first")
     store = Store(db)
     try:
-        return {str(row["id"]): row["text"] for row in store.iter_rows()}, f"store {db}", store.pending_audit()
+        return {str(row["id"]): forms(row) for row in store.iter_rows()}, f"store {db}", store.pending_audit()
     finally:
         store.close()

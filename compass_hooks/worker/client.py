@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # typing costs milliseconds to import on the hook hot path
 
 from .. import PROTOCOL_VERSION, __version__
 from ..errors import CompassError, WorkerError, WorkerUnavailable
-from ..trust import socket_problem
+from ..trust import dir_problem, socket_problem
 from .protocol import MAX_LINE, WORKER_MODULE
 
 # Ops a human waits for (bulk import, transcript ingest ...): not bound by worker.request_timeout_s.
@@ -214,6 +214,12 @@ def ensure_worker(paths: Any = None, config: Any = None, wait_s: float | None = 
         wait_s = float(_config(paths, config).get("worker", "start_timeout_s"))
     deadline = time.monotonic() + wait_s
     sock = str(paths.socket)
+    # A socket or socket dir we would refuse (planted in the shared /tmp fallback) never becomes usable by
+    # waiting: say why at once instead of spawning and polling until the deadline on every prompt.
+    problem = socket_problem(sock) or dir_problem(os.path.dirname(sock))
+    if problem:
+        raise WorkerUnavailable(f"refusing the worker socket: {problem}",
+                                "remove it; compass-hooks creates its socket dir itself (0700, yours)")
     info = ping(sock, 0.5)
     if info and not compatible(info):
         from ..logs import get_logger

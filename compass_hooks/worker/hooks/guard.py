@@ -16,9 +16,13 @@ def pretooluse_decision(command: str | None, mode: str) -> dict[str, Any]:
     """``{"permissionDecision": "ask"|"deny", "permissionDecisionReason": ...}`` for a risky command, else {}."""
     if mode not in ("ask", "deny") or not command:
         return {}
-    from ...textrules.commands import check_command
+    from ...textrules.commands import DESTRUCTIVE, MAX_COMMAND, RuleHit, check_command
 
-    hit = check_command(command)
+    if len(command) > MAX_COMMAND:  # read in part, the rest could hide anything: ask, in constant time
+        hit: RuleHit | None = RuleHit("unreadable_command", DESTRUCTIVE,
+                                      f"the command is longer than {MAX_COMMAND:,} characters, too long to check")
+    else:
+        hit = check_command(command)
     if hit is None:
         return {}
     reason = (f"Compass — destructive command check: {hit.reason} (rule {hit.rule}). "
