@@ -5,7 +5,7 @@ Each migration runs in one transaction together with the bump of
 whole version. Migrations are append-only: never edit a released one, add the
 next number. Stdlib only.
 
-Schema (v3):
+Schema (v4):
 
 - ``memories``: ``id`` INTEGER PRIMARY KEY AUTOINCREMENT (ids are never reused,
   so the dense index can catch up by "id > last seen"); ``project`` (project id,
@@ -27,6 +27,9 @@ Schema (v3):
   content's SHA-256), committed with the change and cleared once the audit log
   has its entry; what a crash leaves between the two is appended later
   (``Store.flush_audit``) and shown as pending by ``audit verify``.
+- ``memory_tags(memory_id, tag)`` (v4): the user's labels for a memory (``remember --tag``, ``edit``,
+  ``list --tag``); deleted with the memory. Labels for finding memories, never injected, so not audited
+  content (memory/audited.py).
 """
 
 from __future__ import annotations
@@ -128,8 +131,17 @@ CREATE TABLE audit_pending (
 );
 """
 
+_V4 = """
+CREATE TABLE memory_tags (
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (memory_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX memory_tags_tag ON memory_tags(tag, memory_id);
+"""
+
 # Index i holds the migration to version i + 1.
-MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3)]
+MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3), _script(_V4)]
 LATEST = len(MIGRATIONS)
 
 
