@@ -6,7 +6,10 @@ from typing import Any
 
 import click
 
-from . import echo_json
+from . import echo_json, set_exit_status
+
+# `worker status` exit codes, as LSB init scripts' `status`: 0 running, 3 not running (scripts can test it).
+NOT_RUNNING = 3
 
 
 def _show(data: dict[str, Any], as_json: bool) -> None:
@@ -63,7 +66,15 @@ def register(cli: click.Group) -> None:
     @worker.command("status")
     @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
     def status(as_json: bool) -> None:
-        """Show whether the worker runs, is ready, its pid, model and versions (never starts it)."""
+        """Show whether the worker runs, is ready, its pid, model and versions (never starts it).
+
+        Exits 0 when a worker runs, 3 when none does (as `service status` does), so a script can test it.
+        """
         from ..worker.client import worker_status
 
-        _show(worker_status(), as_json)
+        data = worker_status()
+        code = 0 if data.get("running") else NOT_RUNNING
+        set_exit_status(code)
+        _show(data, as_json)
+        if code:
+            raise SystemExit(code)
