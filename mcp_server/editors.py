@@ -32,7 +32,7 @@ from compass_hooks.errors import InvalidInput
 
 from . import SERVER_NAME
 
-READ_ONLY_TOOLS = ["drift_check", "recall", "constraints", "status"]
+READ_ONLY_TOOLS = ["drift_check", "recall", "constraints", "status", "list", "drift_history"]
 _YAML_MARKER = "# compass-hooks MCP server (written by `compass-hook mcp config continue`)"
 
 

@@ -52,7 +52,8 @@ def _slash_commands():
 
 def test_there_is_something_to_check():
     assert len(_cli_commands()) >= 10
-    assert {t.name for t in _tools()} == {"drift_check", "recall", "remember", "forget", "constraints", "status"}
+    assert {t.name for t in _tools()} == {"drift_check", "recall", "remember", "forget", "constraints", "status",
+                                          "list", "edit", "drift_history", "feedback"}
     assert {p.stem for p in _slash_commands()} >= {"remember", "recall", "drift-history", "status"}
 
 
