@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -60,7 +61,20 @@ def list_cmd(as_json: bool, project: str | None) -> None:
 @click.option("--lang", default="en", show_default=True, help="Language tag of TEXT.")
 @click.option("--id", "anchor_id", default=None, help="Anchor id (default: user-<hash>).")
 def add_cmd(text: str, polarity: str, category: str, weight: float, lang: str, anchor_id: str | None) -> None:
-    """Add TEXT as an anchor to your user pack (audited)."""
+    """Add TEXT as an anchor to your user pack (audited).
+
+    CATEGORY is one of the drift categories for --polarity negative (e.g. destructive_operation,
+    test_tampering) or the on-track ones for positive (e.g. verification, ordinary_task).
+    """
+    from ..drift.pack import NEGATIVE_CATEGORIES, POSITIVE_CATEGORIES
+
+    # Checked here, against the argument: the pack writer would report it as a bad field of your pack file.
+    allowed = NEGATIVE_CATEGORIES if polarity == "negative" else POSITIVE_CATEGORIES
+    if category not in allowed:
+        other = POSITIVE_CATEGORIES if polarity == "negative" else NEGATIVE_CATEGORIES
+        why = f"a {'positive' if polarity == 'negative' else 'negative'} category" if category in other else "unknown"
+        raise click.BadParameter(f"{category!r} is {why}; for --polarity {polarity} use one of: {', '.join(allowed)}",
+                                 param_hint="'--category'")
     out = _call("anchor_add", text=text, polarity=polarity, category=category, weight=weight, lang=lang,
                 id=anchor_id, source="cli")
     a = out["anchor"]
@@ -123,36 +137,56 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
 @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
               help="Labelled JSONL (default: the dev set shipped in compass_hooks/drift/data/).")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output file (default: <plugin>/anchors/calibration/<model>.json, or <data>/calibration/ if that is read-only).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file (default: <data>/calibration/<model>.json, which the scorer reads first).")
+@click.option("--shipped", is_flag=True,
+              help="Write the plugin's tracked anchors/calibration/<model>.json instead (maintainers, after a "
+                   "change to the packs or the dev set).")
 @click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
-def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, target_fpr: float | None, as_json: bool) -> None:
+def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, shipped: bool, target_fpr: float | None,
+              as_json: bool) -> None:
     """Fit the calibrated drift model on the dev set (reproducible: fixed folds, IRLS).
 
-    Uses the packs from drift.packs (not your user pack) so the shipped
-    calibration does not depend on local anchors.
+    Writes your own calibration into the data dir (the scorer prefers it to the shipped one); the plugin's
+    tracked file changes only with --shipped. Uses the packs from drift.packs (not your user pack) so a
+    calibration does not depend on local anchors. Progress goes to stderr.
     """
+    import numpy as np
+
     from ..core import Core
     from ..drift import pack as pm
     from ..drift import train as tr
     from ..drift.features import AnchorIndex
     from ..embedding import get_embedder
 
+    if out is not None and shipped:
+        raise click.UsageError("give --out or --shipped, not both")
     core = Core()
     embedder = get_embedder(model_name, core.config)
     paths = core.paths
     files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
     anchors = pm.load_anchors(files)
-    index = AnchorIndex(anchors, embedder.embed([a.text for a in anchors]))
     dev_path = dev_file or tr.DEV_SET
     items = tr.load_labelled(dev_path)
+    texts = [a.text for a in anchors] + [it["text"] for it in items]
+    batch = 32
+    parts = []
+    with click.progressbar(length=len(texts), label=f"embedding {len(texts)} texts with {embedder.name}",
+                           file=sys.stderr) as bar:
+        for i in range(0, len(texts), batch):
+            parts.append(embedder.embed(texts[i:i + batch]))
+            bar.update(len(texts[i:i + batch]))
+    vectors = np.vstack(parts)
+    index = AnchorIndex(anchors, vectors[: len(anchors)])
+    click.echo("fitting the calibration (5-fold cross-validation)...", err=True)
     model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
-                                 target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name)
-    shipped = pm.shipped_dir(paths) / "calibration"
-    # An installed plugin dir may be read-only; the scorer also reads <data>/calibration (first).
-    folder = shipped if os.access(shipped if shipped.exists() else shipped.parent, os.W_OK) else paths.data / "calibration"
+                                 target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name,
+                                 vectors=vectors[len(anchors):])
+    folder = pm.shipped_dir(paths) / "calibration" if shipped else paths.data / "calibration"
     target = out or tr.calibration_path(folder, embedder.name)
+    if shipped and not os.access(folder if folder.exists() else folder.parent, os.W_OK):
+        raise click.ClickException(f"{folder} is not writable (an installed plugin); leave out --shipped")
     tr.write_calibration(model, target)
     summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4), **model.meta["dev"]}
     if as_json:
