@@ -105,13 +105,15 @@ def _shown(value: Any) -> str:
     return f"{text} ({kind})"
 
 
+# Ranges say what cannot work (a negative timeout, a port past 65535), not what is sensible: tests and users
+# tune timeouts well below their defaults.
 SCHEMA: dict[str, dict[str, Check]] = {
     "model": {"name": Check(str), "int8": Check(bool), "threads": Check(int, 1, 256), "batch_size": Check(int, 1, 4096)},
-    "worker": {"idle_timeout_s": Check(float, 1), "start_timeout_s": Check(float, 0.1),
-               "request_timeout_s": Check(float, 0.1)},
-    "hooks": {"budget_chars": Check(int, 200, 10_000), "cold_start_s": Check(float, 0), "connect_timeout_s":
-              Check(float, 0.01), "request_timeout_s": Check(float, 0.1), "failures_before_notice": Check(int, 1),
-              "max_stdin_bytes": Check(int, 1024), "pretooluse": Check(str, choices=("ask", "deny", "off")),
+    "worker": {"idle_timeout_s": Check(float, 0.01), "start_timeout_s": Check(float, 0.01),
+               "request_timeout_s": Check(float, 0.001)},
+    "hooks": {"budget_chars": Check(int, 0, 10_000), "cold_start_s": Check(float, 0), "connect_timeout_s":
+              Check(float, 0.001), "request_timeout_s": Check(float, 0.001), "failures_before_notice": Check(int, 1),
+              "max_stdin_bytes": Check(int, 1), "pretooluse": Check(str, choices=("ask", "deny", "off")),
               "enabled": Check(bool)},
     "drift": {"packs": Check(list), "top_k": Check(int, 1, 50), "threshold": Check(float, 0, 1, optional=True)},
     "memory": {"enabled": Check(bool), "recall_k": Check(int, 1, 50), "min_score": Check(float, -1, 1, optional=True),
