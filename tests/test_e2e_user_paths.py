@@ -102,6 +102,14 @@ def test_a_install_sh_with_claude_on_path_then_plain_claude(claude, api, tmp_pat
         assert not list(venv.glob("lib/python*/site-packages/torch")), "the runtime venv holds torch"
         # The hooks ran from the runtime venv install.sh built, not a copy of it in Claude Code's data dir.
         assert not (home / ".claude" / "plugins" / "data" / "compass-hooks-compass-local" / "venv").exists()
+        # And one command undoes it all, the Claude Code registration included (issue 15).
+        out = run([str(venv / "bin" / "compass-hook"), "uninstall", "--yes"], env, work, timeout=300)
+        assert out.returncode == 0 and "compass-hooks is uninstalled" in out.stdout, out.stdout + out.stderr
+        listed = run([claude, "plugin", "list"], env, work)
+        assert "compass-hooks@compass-local" not in listed.stdout, listed.stdout
+        markets = run([claude, "plugin", "marketplace", "list"], env, work)
+        assert "compass-local" not in markets.stdout, markets.stdout
+        assert not data_dir(home).exists()
     finally:
         stop_workers(home)
 
