@@ -72,7 +72,10 @@ def assert_compass_reached_the_model(sent: list[str], data: Path) -> None:
     assert any(b.startswith("Compass — drift check") and "drift probability" in b for b in risky), sent[0][-3000:]
     # The rule from the second session is in the third session's context, inside a Compass block.
     assert any("pandas" in b for b in task), task
-    log = (data / "logs" / "hook.log").read_text(errors="replace")
+    # No hook.log at all is a clean run too: the file appears with its first line (a hook that failed open, passed
+    # through or was slow), and a warm worker behind the native client may have nothing to say.
+    path = data / "logs" / "hook.log"
+    log = path.read_text(errors="replace") if path.exists() else ""
     assert "failed open" not in log, log[-3000:]
 
 
