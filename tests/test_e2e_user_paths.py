@@ -72,7 +72,8 @@ def assert_compass_reached_the_model(sent: list[str], data: Path) -> None:
     assert any(b.startswith("Compass — drift check") and "drift probability" in b for b in risky), sent[0][-3000:]
     # The rule from the second session is in the third session's context, inside a Compass block.
     assert any("pandas" in b for b in task), task
-    log = (data / "logs" / "hook.log").read_text(errors="replace")
+    hook_log = data / "logs" / "hook.log"
+    log = hook_log.read_text(errors="replace") if hook_log.exists() else ""  # no line at all: nothing went wrong
     assert "failed open" not in log, log[-3000:]
 
 
