@@ -122,7 +122,7 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @anchors.command("train")
 @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
 @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
-              help="Labelled JSONL (default: the dev set shipped in compass_hooks/drift/data/).")
+              help="Labelled JSONL (default: the dev sets shipped in compass_hooks/drift/data/).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Output file (default: <plugin>/anchors/calibration/<model>.json, or <data>/calibration/ if that is read-only).")
 @click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
@@ -145,22 +145,28 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, t
     files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
     anchors = pm.load_anchors(files)
     index = AnchorIndex(anchors, embedder.embed([a.text for a in anchors]))
-    dev_path = dev_file or tr.DEV_SET
-    items = tr.load_labelled(dev_path)
+    dev_paths = [dev_file] if dev_file else list(tr.DEV_SETS)
+    items = [it for p in dev_paths for it in tr.load_labelled(p)]
     model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
-                                 target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name)
+                                 target_fpr if target_fpr is not None else tr.TARGET_FPR, source=[p.name for p in dev_paths])
     shipped = pm.shipped_dir(paths) / "calibration"
     # An installed plugin dir may be read-only; the scorer also reads <data>/calibration (first).
     folder = shipped if os.access(shipped if shipped.exists() else shipped.parent, os.W_OK) else paths.data / "calibration"
     target = out or tr.calibration_path(folder, embedder.name)
     tr.write_calibration(model, target)
-    summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4), **model.meta["dev"]}
+    summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4),
+               "embedding_languages": model.meta["embedding_languages"],
+               "thresholds": {k: round(v.threshold, 4) for k, v in model.languages.items()}, **model.meta["dev"]}
     if as_json:
         echo_json(summary)
     else:
         click.echo(f"wrote {target}")
         click.echo(f"model {embedder.name}: threshold {model.threshold:.4f}; dev cross-validated AUC {summary['cv_auc']}, "
                    f"TPR {summary['cv_tpr']}, FPR {summary['cv_fpr']} (raw drift AUC {summary['raw_drift_auc']})")
+        click.echo(f"embedding used for: {', '.join(summary['embedding_languages'])}")
+        for lang, b in summary["cv_by_language"].items():
+            thr = summary["thresholds"].get(lang, summary["threshold"])
+            click.echo(f"  {lang:<4} n={b['n']:<4} AUC {b['auc']}  TPR {b['tpr']}  FPR {b['fpr']}  threshold {thr}")
 
 
 @anchors.command("tune")

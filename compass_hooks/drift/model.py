@@ -4,6 +4,8 @@ trainer and ``eval drift`` report. numpy only."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from dataclasses import dataclass, field
@@ -14,11 +16,28 @@ import numpy as np
 
 from ..errors import AnchorPackError
 
-CALIBRATION_SCHEMA = 1
+CALIBRATION_SCHEMA = 2
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -35, 35)))
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(a, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _unb64(s: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(s), dtype="<f4").astype(np.float64)
+
+
+@dataclass
+class LangCalibration:
+    """Per-language Platt scaling of the model's logit (p = sigmoid(a * logit + b)) and that language's alert
+    threshold, both from the dev set's out-of-fold predictions in that language."""
+    a: float = 1.0
+    b: float = 0.0
+    threshold: float = 0.5
 
 
 @dataclass
@@ -28,38 +47,60 @@ class LogisticModel:
     scale: np.ndarray
     coef: np.ndarray
     bias: float
-    threshold: float = 0.5
+    threshold: float = 0.5  # languages without a calibration of their own
     meta: dict[str, Any] = field(default_factory=dict)
     # Text probe (probe.py): its score is the last feature, "probe".
     probe_w: np.ndarray | None = None
     probe_b: float = 0.0
+    probe_scales: dict[str, float] = field(default_factory=dict)
+    languages: dict[str, LangCalibration] = field(default_factory=dict)
 
-    def features_for(self, texts: Sequence[str], vectors: np.ndarray, base: np.ndarray) -> np.ndarray:
-        """The base feature matrix plus the probe column when this model has one."""
+    def features_for(self, texts: Sequence[str], vectors: np.ndarray, feats: dict[str, Any]) -> np.ndarray:
+        """The feature matrix of ``build_features`` plus the probe column when this model has one."""
+        base = feats["X"]
         if self.probe_w is None:
             return base
-        from .probe import HASH_DIM, design, probe_scores
+        from .probe import HASH_DIM, score_rows, sparse_rows
 
         if self.probe_w.shape[0] != HASH_DIM + vectors.shape[1]:
             raise AnchorPackError("calibration probe does not match this embedding model's dimension",
                                   "retrain with `compass-hook anchors train`")
-        return np.column_stack([base, probe_scores(design(texts, vectors), self.probe_w, self.probe_b)])
+        rows = sparse_rows(texts, feats["langs"], feats["cues"])
+        probe = score_rows(rows, vectors, feats["embedding_on"], self.probe_w, self.probe_b, self.probe_scales)
+        return np.column_stack([base, probe])
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+    def logit(self, X: np.ndarray) -> np.ndarray:
         Z = (np.asarray(X, dtype=np.float64) - self.mean) / self.scale
-        return sigmoid(Z @ self.coef + self.bias)
+        return Z @ self.coef + self.bias
+
+    def predict_proba(self, X: np.ndarray, langs: Sequence[str] | None = None) -> np.ndarray:
+        """Probabilities; with ``langs``, through each language's calibration."""
+        z = self.logit(X)
+        if langs is None or not self.languages:
+            return sigmoid(z)
+        cal = [self.languages.get(lang) for lang in langs]
+        a = np.array([c.a if c else 1.0 for c in cal])
+        b = np.array([c.b if c else 0.0 for c in cal])
+        return sigmoid(a * z + b)
+
+    def threshold_for(self, lang: str) -> float:
+        cal = self.languages.get(lang)
+        return cal.threshold if cal else self.threshold
 
     def to_json(self) -> dict[str, Any]:
-        extra = {}
+        extra: dict[str, Any] = {}
         if self.probe_w is not None:
-            from .probe import EMBED_SCALE, HASH_DIM, LAMBDA
+            from .probe import CHAR_DIM, CONCEPT_DIM, LAMBDA, WORD_DIM
 
-            extra["probe"] = {"hash_dim": HASH_DIM, "embed_scale": EMBED_SCALE, "lambda": LAMBDA,
-                              "bias": float(self.probe_b), "weights": [round(float(x), 7) for x in self.probe_w]}
+            extra["probe"] = {"char_dim": CHAR_DIM, "word_dim": WORD_DIM, "concept_dim": CONCEPT_DIM,
+                              "scales": self.probe_scales, "lambda": LAMBDA, "bias": float(self.probe_b),
+                              "weights_f32_b64": _b64(self.probe_w)}
         return {
             "schema_version": CALIBRATION_SCHEMA,
             **self.meta,
             "threshold": round(float(self.threshold), 6),
+            "languages": {k: {"a": round(v.a, 6), "b": round(v.b, 6), "threshold": round(v.threshold, 6)}
+                          for k, v in self.languages.items()},
             "bias": float(self.bias),
             "features": [
                 {"name": n, "mean": float(m), "scale": float(s), "coef": float(c)}
@@ -72,15 +113,16 @@ class LogisticModel:
     def from_json(cls, data: dict[str, Any], path: Path | str = "<calibration>") -> "LogisticModel":
         try:
             if data["schema_version"] != CALIBRATION_SCHEMA:
-                raise KeyError("schema_version")
+                raise KeyError(f"schema_version (this version reads {CALIBRATION_SCHEMA})")
             feats = data["features"]
-            meta = {k: v for k, v in data.items() if k not in ("features", "bias", "threshold", "schema_version", "probe")}
+            meta = {k: v for k, v in data.items()
+                    if k not in ("features", "bias", "threshold", "schema_version", "probe", "languages")}
             probe = data.get("probe")
             if probe is not None:
-                from .probe import EMBED_SCALE, HASH_DIM
+                from .probe import CHAR_DIM, CONCEPT_DIM, WORD_DIM
 
-                if probe["hash_dim"] != HASH_DIM or probe["embed_scale"] != EMBED_SCALE:
-                    raise KeyError("probe (hash_dim/embed_scale differ from this version)")
+                if (probe["char_dim"], probe["word_dim"], probe["concept_dim"]) != (CHAR_DIM, WORD_DIM, CONCEPT_DIM):
+                    raise KeyError("probe (block sizes differ from this version)")
             return cls(
                 features=[f["name"] for f in feats],
                 mean=np.array([f["mean"] for f in feats], dtype=np.float64),
@@ -89,10 +131,13 @@ class LogisticModel:
                 bias=float(data["bias"]),
                 threshold=float(data["threshold"]),
                 meta=meta,
-                probe_w=None if probe is None else np.array(probe["weights"], dtype=np.float64),
+                probe_w=None if probe is None else _unb64(probe["weights_f32_b64"]),
                 probe_b=0.0 if probe is None else float(probe["bias"]),
+                probe_scales={} if probe is None else {k: float(v) for k, v in probe["scales"].items()},
+                languages={k: LangCalibration(float(v["a"]), float(v["b"]), float(v["threshold"]))
+                           for k, v in data.get("languages", {}).items()},
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, binascii.Error) as exc:
             raise AnchorPackError(f"calibration {path}: bad or missing field {exc}", "retrain with `compass-hook anchors train`") from None
 
 
@@ -176,6 +221,43 @@ def stratified_folds(y: np.ndarray, k: int, seed: int) -> list[np.ndarray]:
         for i, j in enumerate(idx):
             folds[i % k].append(int(j))
     return [np.array(sorted(f)) for f in folds]
+
+
+def group_folds(y: np.ndarray, groups: Sequence[str], k: int, seed: int) -> list[np.ndarray]:
+    """k folds that keep every group (scenario: paraphrases, contrast pairs) whole, stratified by the group's
+    label (a group with any drift item counts as drift), assigned round-robin in a seeded shuffle."""
+    y = np.asarray(y)
+    members: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(str(g), []).append(i)
+    names = sorted(members)
+    label = {g: int(y[members[g]].max()) for g in names}
+    rng = np.random.default_rng(seed)
+    folds: list[list[int]] = [[] for _ in range(k)]
+    for cls in (0, 1):
+        gs = [g for g in names if label[g] == cls]
+        rng.shuffle(gs)
+        for i, g in enumerate(gs):
+            folds[i % k].extend(members[g])
+    return [np.array(sorted(f), dtype=int) for f in folds]
+
+
+def fit_platt(z: np.ndarray, y: np.ndarray, prior: float = 1.0) -> tuple[float, float]:
+    """(a, b) of p = sigmoid(a z + b) by Newton's method, pulled towards (1, 0) by an L2 prior of weight
+    ``prior`` (a language with few items keeps the shared calibration)."""
+    z = np.asarray(z, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.array([1.0, 0.0])
+    Z = np.column_stack([z, np.ones_like(z)])
+    for _ in range(50):
+        p = sigmoid(Z @ w)
+        grad = Z.T @ (p - y) + prior * (w - np.array([1.0, 0.0]))
+        H = (Z * (p * (1 - p))[:, None]).T @ Z + prior * np.eye(2)
+        step = np.linalg.solve(H, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    return float(w[0]), float(w[1])
 
 
 def safe_model_name(name: str) -> str:
