@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("compass_hooks", "mcp_server", "compass_eval")
 FLOORS: dict[str, int] = {
     "compass_hooks": 0, "compass_hooks.dirs": 0, "compass_hooks.errors": 0, "compass_hooks.trust": 0,
-    "compass_hooks.staging": 0, "compass_hooks.textrules": 0, "compass_hooks.spool": 0,
+    "compass_hooks.staging": 0, "compass_hooks.textrules": 0, "compass_hooks.locks": 0, "compass_hooks.spool": 0,
     "compass_hooks.paths": 1, "compass_hooks.config": 1, "compass_hooks.logs": 1, "compass_hooks.versions": 1,
     "compass_hooks.ops": 1,
     "compass_hooks.embedding": 2, "compass_hooks.audit": 2, "compass_hooks.memory": 2, "compass_hooks.drift": 2,
