@@ -55,5 +55,14 @@ def fit_ridge(Phi: np.ndarray, y: np.ndarray, lam: float) -> tuple[np.ndarray, f
     return Phi.T @ alpha, b
 
 
+def fit_ridge_dual(K: np.ndarray, y: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
+    """:func:`fit_ridge` from the Gram matrix ``K = Phi @ Phi.T`` of the training rows: (dual weights, bias).
+    Scores of other rows are ``K_other_train @ alpha + b``; the primal weights are ``Phi.T @ alpha``. Cross-
+    validation slices one Gram matrix instead of recomputing it per fold."""
+    t = np.where(np.asarray(y) > 0, 1.0, -1.0)
+    b = float(t.mean())
+    return np.linalg.solve(K + lam * np.eye(len(t)), t - b), b
+
+
 def scores(Phi: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
     return Phi @ w + b
