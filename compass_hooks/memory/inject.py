@@ -65,15 +65,39 @@ def age(created: float | None, now: float | None = None) -> str:
     return "just now"  # pragma: no cover
 
 
-def quote(text: str, limit: int = MAX_ITEM_CHARS) -> str:
-    """Text as one quoted line: whitespace folded, quotes neutralised, cut at a word."""
+def quote(text: str, limit: int = MAX_ITEM_CHARS, keep: Sequence[str] = ()) -> str:
+    """Text as one quoted line: whitespace folded, quotes neutralised, cut at a word. ``keep``: sentences of
+    ``text`` (a rule the user set) that are never cut: a long text is cut around them instead, and they are
+    quoted whole even past ``limit``."""
     t = " ".join(text.split())
-    t = t.replace("\u201c", "'").replace("\u201d", "'").replace('"', "'")
     if len(t) > limit:
-        cut = t[:limit]
-        sp = cut.rfind(" ")
-        t = (cut[:sp] if sp > limit * 0.6 else cut).rstrip(" ,;:") + " …"
+        spans = [(i, i + len(k)) for k in (" ".join(k.split()) for k in keep) if k and (i := t.find(k)) >= 0]
+        t = _window(t, min(a for a, _ in spans), max(b for _, b in spans), limit) if spans else _cut(t, limit)
+    t = t.replace("\u201c", "'").replace("\u201d", "'").replace('"', "'")
     return f"\u201c{t}\u201d"
+
+
+def _cut(t: str, limit: int) -> str:
+    cut = t[:limit]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit * 0.6 else cut).rstrip(" ,;:") + " …"
+
+
+def _window(t: str, a: int, b: int, limit: int) -> str:
+    """``t[a:b]`` whole plus as much text around it as ``limit`` leaves (before it first), cut at words."""
+    room = max(0, limit - (b - a))
+    before = min(a, room // 2 if len(t) - b > room // 2 else room - (len(t) - b))
+    start = a - before
+    if start > 0:
+        sp = t.find(" ", start, a)
+        start = a if sp < 0 else sp + 1
+    end = min(len(t), b + max(0, room - (a - start)))
+    if end < len(t):
+        sp = t.rfind(" ", b, end)
+        end = b if sp < 0 else sp
+    head = "… " if start > 0 else ""
+    tail = " …" if end < len(t) else ""
+    return head + t[start:end].strip() + tail
 
 
 def describe(m: dict) -> str:
@@ -96,7 +120,7 @@ def item(m: dict, now: float | None = None, limit: int = MAX_ITEM_CHARS) -> str:
     if FLAG_SUSPICIOUS in (m.get("flags") or ()) or looks_like_instruction(str(m.get("text", ""))):
         body = "a stored message that reads like instructions to the model was withheld"
     else:
-        body = f"{describe(m)} {quote(m.get('text', ''), limit)}"
+        body = f"{describe(m)} {quote(m.get('text', ''), limit, m.get('keep') or ())}"
     return f"- {lead}: {body} [#{m['id']}]"
 
 

@@ -5,7 +5,7 @@ Each migration runs in one transaction together with the bump of
 whole version. Migrations are append-only: never edit a released one, add the
 next number. Stdlib only.
 
-Schema (v2):
+Schema (v3):
 
 - ``memories``: ``id`` INTEGER PRIMARY KEY AUTOINCREMENT (ids are never reused,
   so the dense index can catch up by "id > last seen"); ``project`` (project id,
@@ -23,6 +23,14 @@ Schema (v2):
   ``porter unicode61`` tokenizer, kept in sync by triggers (forget removes rows).
 - ``tombstones(project, key)`` (v2): dedupe keys and content hashes of forgotten
   memories, so re-reading a transcript does not bring a forgotten turn back.
+- ``instructions`` (v3): standing instructions the user set (:mod:`.standing`): the rule ``text`` whole, its
+  ``scope`` (session / project / global; ``project`` is ``__global__`` for global ones, ``session`` set only
+  for session ones), its normalised ``subjects`` (``|a|b|``), ``state`` active / revoked / replaced with when
+  and by which memory, and ``memory_id``, the prompt it was said in (deleted with it: forgetting the prompt
+  forgets the rule). ``inherited_from``: the rule of an earlier session id this row carries on (a compaction
+  that gave the session a new id). Indexed for the one query every prompt makes.
+- ``session_handoffs`` (v3): (project, session, when) of each PreCompact, so a SessionStart(compact) shortly
+  after with a new session id knows which session it continues.
 """
 
 from __future__ import annotations
@@ -89,6 +97,36 @@ CREATE TABLE tombstones (
 """
 
 
+_V3 = """
+CREATE TABLE instructions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    project TEXT NOT NULL,
+    session TEXT,
+    scope TEXT NOT NULL CHECK (scope IN ('session', 'project', 'global')),
+    text TEXT NOT NULL,
+    subjects TEXT NOT NULL DEFAULT '',
+    lang TEXT,
+    prob REAL,
+    created REAL NOT NULL,
+    origin TEXT,
+    memory_id INTEGER REFERENCES memories(id) ON DELETE CASCADE,
+    state TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'revoked', 'replaced')),
+    retired REAL,
+    retired_by INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+    inherited_from INTEGER,
+    hash TEXT NOT NULL
+);
+CREATE INDEX instructions_active ON instructions(state, project, session);
+CREATE INDEX instructions_memory ON instructions(memory_id);
+CREATE TABLE session_handoffs (
+    project TEXT NOT NULL,
+    session TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (project, session)
+) WITHOUT ROWID;
+"""
+
+
 def _script(sql: str) -> Migration:
     def run(conn: sqlite3.Connection) -> None:
         # executescript() would COMMIT first; run statement by statement instead so
@@ -114,7 +152,7 @@ def _split(sql: str) -> list[str]:
 
 
 # Index i holds the migration to version i + 1.
-MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2)]
+MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3)]
 LATEST = len(MIGRATIONS)
 
 

@@ -7,22 +7,26 @@ still answers. Captures are *deferred* when the worker offers it
 right after the answer is sent, so writing SQLite and the audit log never delays
 the prompt; in process (no worker) they run inline.
 
-- SessionStart: on ``source`` compact/resume ingest the transcript first; then the
-  session brief (standing constraints, recent decisions) as context. After a
-  compaction this is what re-injects the constraints.
+- SessionStart: on ``source`` compact/resume ingest the transcript first and carry over the standing
+  instructions of the session it continues under a new id; then the session brief (standing instructions,
+  constraints, recent decisions) as context. After a compaction this is what re-injects the constraints.
 - UserPromptSubmit: prepare the prompt once (:func:`prepare_prompt`: project id, harness verdict, drift's
-  rules, memory's cleaned text, one embedder call), then drift check, recall related memories, and capture
-  the prompt (deferred), all three reading that one context.
+  rules, memory's cleaned text, one embedder call), then drift check, the standing instructions in force,
+  recall related memories, and last the capture of the prompt (deferred), all reading that one context.
+  Deterministic: this prompt's capture is queued only after every read for its answer, and a prompt first
+  waits (bounded) for the captures the same session queued before it, so the same conversation replayed
+  gives the same context.
 - PreToolUse (Bash): the regex rules -> ``permissionDecision`` per
   ``hooks.pretooluse`` (ask | deny | off). The hook client runs the same check
   without a worker; this handler serves ``compass-hook hook`` and the op.
-- PreCompact: ingest the transcript so nothing said before compaction is lost
-  (PreCompact output cannot add context; SessionStart(compact) does that).
+- PreCompact: ingest the transcript so nothing said before compaction is lost, and note the session id
+  being compacted (PreCompact output cannot add context; SessionStart(compact) does that).
 - Stop: capture the assistant's last message (inline, not deferred). No output.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from types import MappingProxyType
 from typing import Any, Callable
@@ -33,6 +37,9 @@ from .guard import pretooluse_decision
 
 log = get_logger("hook")
 MIN_RECALL_BUDGET = 200  # below this a memory block is not worth showing
+# How long a prompt waits for its session's earlier captures (a person types for seconds between prompts, so
+# in use nothing waits; a replay or a fast script would otherwise read a store the last capture has not reached).
+PENDING_WAIT_S = 1.5
 
 
 def _run(name: str, fn: Callable[..., Any], *args: Any, default: Any = None, **kwargs: Any) -> Any:
@@ -48,12 +55,64 @@ def _run(name: str, fn: Callable[..., Any], *args: Any, default: Any = None, **k
             log.warning("%s took %.0f ms", name, ms)
 
 
-def _defer(core: Any, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+class _Pending:
+    """Deferred captures not finished yet, counted per session."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._count: dict[str, int] = {}
+
+    def add(self, key: str) -> None:
+        with self._cond:
+            self._count[key] = self._count.get(key, 0) + 1
+
+    def done(self, key: str) -> None:
+        with self._cond:
+            left = self._count.get(key, 1) - 1
+            if left > 0:
+                self._count[key] = left
+            else:
+                self._count.pop(key, None)
+            self._cond.notify_all()
+
+    def wait(self, key: str, timeout: float) -> bool:
+        """True when no capture of ``key`` is pending (any more); False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: key not in self._count, timeout)
+
+
+def _pending(core: Any) -> _Pending:
+    return core.feature("hooks.pending", lambda c: _Pending())
+
+
+def _defer(core: Any, name: str, fn: Callable[..., Any], *args: Any, session: str | None = None, **kwargs: Any) -> None:
     defer = core.state.get("worker.defer")
     if defer is None:
         _run(name, fn, *args, **kwargs)
-    else:
-        defer(lambda: _run(name, fn, *args, **kwargs))
+        return
+    key = str(session)
+    pending = _pending(core)
+    pending.add(key)
+
+    def job() -> None:
+        try:
+            _run(name, fn, *args, **kwargs)
+        finally:
+            pending.done(key)
+
+    try:
+        defer(job)
+    except BaseException:
+        pending.done(key)
+        raise
+
+
+def _settle(core: Any, session: str | None) -> None:
+    """Wait (bounded) until the captures this session queued earlier are stored: what a prompt reads must not
+    depend on how far the background thread got."""
+    if core.state.get("worker.defer") is not None and not _pending(core).wait(str(session), PENDING_WAIT_S):
+        log.warning("earlier captures of session %s still running after %.1f s; answering without them",
+                    session, PENDING_WAIT_S)
 
 
 def _memory_api() -> Any:
@@ -132,8 +191,11 @@ def session_start(core: Any, ev: events.SessionStart) -> dict[str, Any]:
     mem = _memory_api()
     if mem is None:
         return {}
+    _settle(core, ev.session_id)
     if ev.source in ("compact", "resume") and ev.transcript_path:
         _run("memory.ingest_transcript", mem.ingest_transcript, core, ev)
+    if ev.source in ("compact", "resume"):
+        _run("memory.continue_session", mem.continue_session, core, ev)
     brief = _run("memory.session_brief", mem.session_brief, core, ev, budget=_budget(core), default="")
     return _context([brief])
 
@@ -142,11 +204,10 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
     budget = _budget(core)
     mem = _memory_api()
     drift_api = _drift_api()
+    _settle(core, ev.session_id)
     prompt = _run("prepare_prompt", prepare_prompt, core, ev, mem, drift_api)
     if prompt is None:
         return {}
-    if mem is not None:
-        _defer(core, "memory.capture_prompt", mem.capture_prompt, core, prompt)
     blocks: list[str] = []
     result = None
     if drift_api is not None:
@@ -155,14 +216,23 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
             block = _run("drift.format_block", drift_api.format_block, result, [], default="")
             if block:
                 blocks.append(block)
-    remaining = budget - sum(len(b) + 2 for b in blocks)
-    if mem is not None and remaining >= MIN_RECALL_BUDGET:
-        # Only an alert asks memory for related constraints (a second search): plain scores do not.
-        alert = result if result and result.get("alert") else None
-        recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, prompt, drift=alert,
-                      budget=remaining, default="")
-        if recall:
-            blocks.append(recall)
+    if mem is not None:
+        # The standing instructions first, whatever the prompt is about; topical memories after them.
+        remaining = budget - sum(len(b) + 2 for b in blocks)
+        rules = _run("memory.instructions_for_prompt", mem.instructions_for_prompt, core, prompt, budget=remaining,
+                     default="")
+        if rules:
+            blocks.append(rules)
+        remaining = budget - sum(len(b) + 2 for b in blocks)
+        if remaining >= MIN_RECALL_BUDGET:
+            # Only an alert asks memory for related constraints (a second search): plain scores do not.
+            alert = result if result and result.get("alert") else None
+            recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, prompt, drift=alert,
+                          budget=remaining, default="")
+            if recall:
+                blocks.append(recall)
+        # Last: nothing this prompt's answer reads may see its own capture.
+        _defer(core, "memory.capture_prompt", mem.capture_prompt, core, prompt, session=ev.session_id)
     return _context(blocks)
 
 
@@ -175,8 +245,12 @@ def pre_tool_use(core: Any, ev: events.PreToolUse) -> dict[str, Any]:
 
 def pre_compact(core: Any, ev: events.PreCompact) -> dict[str, Any]:
     mem = _memory_api()
-    if mem is not None and ev.transcript_path:
+    if mem is None:
+        return {}
+    _settle(core, ev.session_id)
+    if ev.transcript_path:
         _run("memory.ingest_transcript", mem.ingest_transcript, core, ev)
+    _run("memory.pre_compact", mem.pre_compact, core, ev)
     return {}
 
 

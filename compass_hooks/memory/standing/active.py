@@ -1,0 +1,245 @@
+"""The store of standing instructions (table ``instructions``, schema v3 in :mod:`..migrations`), kept through
+the memory store's writer path (``Store.write`` / ``Store.read``).
+
+- A rule holds where it was said: ``session`` scope in that session of that project, ``project`` scope in
+  every session of the project, ``global`` scope everywhere (``project = __global__``).
+- A revocation retires the visible active rules it is about: those sharing one of its subjects, else the
+  most similar one (embedding cosine, or character overlap for Chinese) above a floor; nothing when nothing
+  matches. A newer rule retires the visible rules of the same or a narrower scope with its main subject
+  (replacement) or its exact text (a restated rule: one row, the newest). A broader rule on the same subject
+  stays active and the newer, narrower one wins when both are shown (:func:`in_force`).
+- Retired rules stay as history (``state`` revoked / replaced, when, by which memory).
+- A session that continues another one (compaction with a new session id, ``--resume``) inherits its active
+  session rules as copies (``inherited_from``).
+
+The lookup every prompt makes (:func:`visible`) is one indexed query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+from ..store import GLOBAL
+from .detect import Rule
+
+COLUMNS = ("id", "project", "session", "scope", "text", "subjects", "lang", "prob", "created", "origin", "memory_id",
+           "state", "retired", "retired_by", "inherited_from")
+_SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM instructions"
+# A revocation naming no known subject retires the most similar active rule only above these floors.
+REVOKE_MIN_COSINE = 0.45
+REVOKE_MIN_OVERLAP = 0.3
+# A SessionStart(compact) with a new session id continues the session whose PreCompact came this recently.
+HANDOFF_WINDOW_S = 600.0
+_NARROWER = {"global": ("global", "project", "session"), "project": ("project", "session"), "session": ("session",)}
+
+
+def fold(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(fold(text).encode("utf-8")).hexdigest()
+
+
+def _row(r: Sequence[Any]) -> dict[str, Any]:
+    d = dict(zip(COLUMNS, r))
+    d["subjects"] = [s for s in (d["subjects"] or "").split("|") if s]
+    return d
+
+
+def _visible_where(project: str, session: str | None, sessions: Sequence[str] = ()) -> tuple[str, list[Any]]:
+    """Rows a prompt in (project, session) sees: global ones, the project's, and its session's."""
+    wanted = [s for s in (session, *sessions) if s]
+    clause = "(project = ? AND scope = 'global') OR (project = ? AND scope = 'project')"
+    args: list[Any] = [GLOBAL, project]
+    if wanted:
+        clause += f" OR (project = ? AND scope = 'session' AND session IN ({','.join('?' * len(wanted))}))"
+        args += [project, *wanted]
+    return f"({clause})", args
+
+
+def visible(store: Any, project: str | None, session: str | None) -> list[dict[str, Any]]:
+    """The active rules a prompt in (project, session) is under, newest first."""
+    where, args = _visible_where(project or GLOBAL, session)
+    rows = store.read(f"{_SELECT} WHERE state = 'active' AND {where} ORDER BY created DESC, id DESC", args)
+    return [_row(r) for r in rows]
+
+
+def in_force(rules: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rules`` (newest first) without those a newer one overrides: the same main subject or the same text."""
+    seen_subject: set[str] = set()
+    seen_text: set[str] = set()
+    out = []
+    for r in rules:
+        main = r["subjects"][0] if r["subjects"] else None
+        key = fold(r["text"])
+        if key in seen_text or (main and main in seen_subject):
+            continue
+        seen_text.add(key)
+        if main:
+            seen_subject.add(main)
+        out.append(r)
+    return out
+
+
+def history(store: Any, project: str | None = None, include_retired: bool = False,
+            limit: int = 200) -> list[dict[str, Any]]:
+    """Rules of a project (None: all), newest first; retired ones too when asked."""
+    where, args = [], []
+    if project is not None:
+        where.append("project IN (?, ?)")
+        args += [project, GLOBAL]
+    if not include_retired:
+        where.append("state = 'active'")
+    sql = f"{_SELECT} WHERE {' AND '.join(where) or '1'} ORDER BY created DESC, id DESC LIMIT {int(limit)}"
+    return [_row(r) for r in store.read(sql, args)]
+
+
+def sources(store: Any, memory_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
+    """Rules (any state) by the memory they were said in."""
+    ids = [int(i) for i in memory_ids]
+    out: dict[int, list[dict[str, Any]]] = {}
+    if not ids:
+        return out
+    rows = store.read(f"{_SELECT} WHERE memory_id IN ({','.join('?' * len(ids))})", ids)
+    for r in rows:
+        d = _row(r)
+        out.setdefault(int(d["memory_id"]), []).append(d)
+    return out
+
+
+# --------------------------------------------------------------------------- changes
+
+
+def _overlap(a: str, b: str) -> float:
+    """Character-bigram Jaccard of two texts (Chinese has no spaces; an English-only model cannot read it)."""
+    def grams(t: str) -> set[str]:
+        t = re.sub(r"\s+", "", t.lower())
+        return {t[i:i + 2] for i in range(len(t) - 1)}
+
+    ga, gb = grams(a), grams(b)
+    return len(ga & gb) / len(ga | gb) if ga and gb else 0.0
+
+
+def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
+                    similarity: Callable[[str, list[str]], list[float]] | None) -> list[dict[str, Any]]:
+    subj = set(rule.subjects)
+    hit = [c for c in candidates if subj & set(c["subjects"])]
+    if hit or not candidates:
+        return hit
+    # No shared subject: the single most similar rule, when it is clearly about the same thing.
+    texts = [c["text"] for c in candidates]
+    scores = similarity(rule.text, texts) if similarity and rule.lang == "en" else None
+    floor = REVOKE_MIN_COSINE
+    if scores is None:
+        scores = [_overlap(rule.text, t) for t in texts]
+        floor = REVOKE_MIN_OVERLAP
+    best = max(range(len(candidates)), key=lambda i: scores[i])
+    return [candidates[best]] if scores[best] >= floor else []
+
+
+def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str | None, memory_id: int | None,
+          created: float | None = None, similarity: Callable[[str, list[str]], list[float]] | None = None,
+          ) -> dict[str, list[int]]:
+    """Record what one prompt said: new rules in, rules it revokes or replaces retired. Returns the ids
+    ``{"added": [...], "retired": [...]}``. ``similarity(text, texts)``: cosines, for a revocation naming no
+    known subject (None: character overlap only)."""
+    project = project or GLOBAL
+    now = time.time() if created is None else float(created)
+    where, args = _visible_where(project, session)
+    candidates = [_row(r) for r in store.read(f"{_SELECT} WHERE state = 'active' AND {where}", args)]
+    plan_retire: list[tuple[int, str]] = []
+    plan_add: list[tuple] = []
+    for rule in rules:
+        live = [c for c in candidates if c["id"] not in {i for i, _ in plan_retire}]
+        if rule.action == "revoke":
+            for c in _revoke_targets(rule, live, similarity):
+                plan_retire.append((c["id"], "revoked"))
+            continue
+        main = rule.subjects[0] if rule.subjects else None
+        key = fold(rule.text)
+        for c in live:
+            narrower = c["scope"] in _NARROWER[rule.scope]
+            same = fold(c["text"]) == key or (main is not None and c["subjects"][:1] == [main])
+            if same and narrower:
+                plan_retire.append((c["id"], "replaced"))
+        row_project = GLOBAL if rule.scope == "global" else project
+        row_session = session if rule.scope == "session" else None
+        subjects = "|" + "|".join(rule.subjects) + "|" if rule.subjects else ""
+        plan_add.append((row_project, row_session, rule.scope, rule.text, subjects, rule.lang, round(rule.prob, 4), now,
+                         project, memory_id, text_hash(rule.text)))
+
+    def run(conn: Any) -> dict[str, list[int]]:
+        retired = []
+        for rid, state in plan_retire:
+            cur = conn.execute("UPDATE instructions SET state = ?, retired = ?, retired_by = ? WHERE id = ? AND "
+                               "state = 'active'", (state, now, memory_id, rid))
+            if cur.rowcount:
+                retired.append(rid)
+        added = []
+        for values in plan_add:
+            cur = conn.execute("INSERT INTO instructions (project, session, scope, text, subjects, lang, prob, created, "
+                               "origin, memory_id, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+            added.append(int(cur.lastrowid))
+        return {"added": added, "retired": retired}
+
+    if not plan_retire and not plan_add:
+        return {"added": [], "retired": []}
+    return store.write(run)
+
+
+def note_handoff(store: Any, project: str | None, session: str | None, when: float | None = None) -> None:
+    """PreCompact: remember that (project, session) is being compacted."""
+    if not session:
+        return
+    at = time.time() if when is None else when
+    store.write(lambda conn: conn.execute(
+        "INSERT OR REPLACE INTO session_handoffs (project, session, created) VALUES (?,?,?)",
+        (project or GLOBAL, session, at)))
+
+
+def handoff_source(store: Any, project: str | None, session: str | None, window_s: float = HANDOFF_WINDOW_S,
+                   now: float | None = None) -> str | None:
+    """The session a SessionStart(compact) with id ``session`` continues: the latest other session of the
+    project whose PreCompact came within ``window_s``; None when it is the same id or none did."""
+    at = time.time() if now is None else now
+    rows = store.read("SELECT session FROM session_handoffs WHERE project = ? AND created >= ? ORDER BY created DESC "
+                      "LIMIT 1", (project or GLOBAL, at - window_s))
+    if not rows or rows[0][0] == session:
+        return None
+    return str(rows[0][0])
+
+
+def inherit(store: Any, project: str | None, old_sessions: Iterable[str], session: str | None) -> list[int]:
+    """Copy the active session rules of ``old_sessions`` (same project) into ``session``, once each."""
+    project = project or GLOBAL
+    olds = [s for s in dict.fromkeys(old_sessions) if s and s != session]
+    if not session or not olds:
+        return []
+
+    def run(conn: Any) -> list[int]:
+        marks = ",".join("?" * len(olds))
+        rows = conn.execute(f"{_SELECT} WHERE state = 'active' AND scope = 'session' AND project = ? AND session IN "
+                            f"({marks}) ORDER BY created, id", [project, *olds]).fetchall()
+        have = {r[0] for r in conn.execute("SELECT inherited_from FROM instructions WHERE project = ? AND session = ? AND "
+                                           "inherited_from IS NOT NULL", (project, session)).fetchall()}
+        have_text = {r[0] for r in conn.execute("SELECT hash FROM instructions WHERE state = 'active' AND project = ? AND "
+                                                "session = ?", (project, session)).fetchall()}
+        out = []
+        for r in rows:
+            d = _row(r)
+            root = d["inherited_from"] or d["id"]
+            if root in have or text_hash(d["text"]) in have_text:
+                continue
+            cur = conn.execute(
+                "INSERT INTO instructions (project, session, scope, text, subjects, lang, prob, created, origin, memory_id,"
+                " inherited_from, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (project, session, "session", d["text"], "|" + "|".join(d["subjects"]) + "|" if d["subjects"] else "",
+                 d["lang"], d["prob"], d["created"], d["origin"], d["memory_id"], root, text_hash(d["text"])))
+            out.append(int(cur.lastrowid))
+        return out
+
+    return store.write(run)
