@@ -124,18 +124,19 @@ def instructions_for_prompt(core: Any, prompt: PromptContext, budget: int | None
     return standing.block(core, project, prompt.session, limit)
 
 
-def _with_rule_spans(core: Any, memories: list[dict]) -> list[dict]:
+def _with_rule_spans(core: Any, memories: list[dict], session: str | None) -> list[dict]:
     """Memories ready to quote: those a standing instruction came from carry its sentence(s) as ``keep`` (a
-    quote cut for space cuts around the rule, never inside it); those whose rule was revoked or replaced are
-    left out (quoting them would present a lifted rule as the user's word); a constraint split out of a prompt
-    is kept whole."""
+    quote cut for space cuts around the rule, never inside it); those whose rules are not in force here
+    (revoked, replaced, or for another session) are left out: quoting them would present a lifted rule, or
+    another session's, as the user's word for this one. A constraint split out of a prompt is kept whole."""
     if not memories:
         return memories
     by_memory = active.sources(core.store, [m["id"] for m in memories if m.get("id") is not None])
     out = []
     for m in memories:
         rules = by_memory.get(m.get("id"), [])
-        if rules and all(r["state"] != "active" for r in rules):
+        if rules and not any(r["state"] == "active" and (r["scope"] != "session" or r["session"] == session)
+                             for r in rules):
             continue
         keep = [r["text"] for r in rules]
         if m.get("kind") in RULE_KINDS and not keep:
@@ -167,7 +168,7 @@ def recall_for_prompt(core: Any, prompt: PromptContext, drift: dict | None = Non
         chosen.extend(_relevant(related, min(floor, DRIFT_MIN_COSINE), own)[:k])
     hits = _search(core, p.text, project, 3 * k, session=session, exclude_recent=recent, vector=prompt.vector(p.text))
     chosen.extend(_relevant(hits, floor, own))
-    chosen = _with_rule_spans(core, inject.unique(chosen))
+    chosen = _with_rule_spans(core, inject.unique(chosen), session)
     if chosen and standing.enabled(core):
         shown = {active.fold(r["text"]) for r in standing.rules_in_force(core, project, session)}
         chosen = [m for m in chosen if active.fold(m.get("text", "")) not in shown]
@@ -228,7 +229,7 @@ def session_brief(core: Any, event: Any, budget: int = 2000) -> str:
     session = field(event, "session_id")
     rules = standing.rules_in_force(core, project, session) if standing.enabled(core) else []
     rules_block = standing.block(core, project, session, min(standing.budget(core), budget), rules=rules)
-    memories = _with_rule_spans(core, brief_memories(core, project))
+    memories = _with_rule_spans(core, brief_memories(core, project), session)
     shown = {active.fold(r["text"]) for r in rules}
     memories = [m for m in memories if active.fold(m.get("text", "")) not in shown]
     if _is_compact(event):

@@ -30,7 +30,7 @@ COLUMNS = ("id", "project", "session", "scope", "text", "subjects", "lang", "pro
 _SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM instructions"
 # A revocation naming no known subject retires the most similar active rule only above these floors.
 REVOKE_MIN_COSINE = 0.45
-REVOKE_MIN_OVERLAP = 0.3
+REVOKE_MIN_OVERLAP = 0.35
 # A SessionStart(compact) with a new session id continues the session whose PreCompact came this recently.
 HANDOFF_WINDOW_S = 600.0
 _NARROWER = {"global": ("global", "project", "session"), "project": ("project", "session"), "session": ("session",)}
@@ -115,13 +115,14 @@ def sources(store: Any, memory_ids: Iterable[int]) -> dict[int, list[dict[str, A
 
 
 def _overlap(a: str, b: str) -> float:
-    """Character-bigram Jaccard of two texts (Chinese has no spaces; an English-only model cannot read it)."""
+    """Share of the shorter text's character bigrams the other has (Chinese has no spaces, and an English-only
+    model cannot read it; a revocation is short and names a few words of the rule it lifts)."""
     def grams(t: str) -> set[str]:
-        t = re.sub(r"\s+", "", t.lower())
+        t = re.sub(r"[\s\W_]+", "", t.lower())
         return {t[i:i + 2] for i in range(len(t) - 1)}
 
     ga, gb = grams(a), grams(b)
-    return len(ga & gb) / len(ga | gb) if ga and gb else 0.0
+    return len(ga & gb) / min(len(ga), len(gb)) if ga and gb else 0.0
 
 
 def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
