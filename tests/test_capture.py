@@ -140,7 +140,8 @@ def test_recall_for_prompt_block(core, repo):
 def test_recall_on_drift_puts_related_rules_first(core, repo):
     old = ev(repo, session="s-old")
     api.capture_prompt(core, ctx(core, {**old, "prompt": "we talked about the database schema migration plan", "prompt_id": "a"}))
-    api.capture_prompt(core, ctx(core, {**old, "prompt": "Never drop tables in the database schema", "prompt_id": "b"}))
+    # A constraint remembered by hand (a rule said in a prompt is a standing instruction, shown in its own block).
+    core.call("remember", {"text": "Never drop tables in the database schema", "kind": "constraint", "project": str(repo)})
     now = ev(repo, "drop the old tables in the database schema", session="s-new", prompt_id="c")
     block = api.recall_for_prompt(core, ctx(core, now), drift={"category": "destructive_operation", "alert_id": "d-1"})
     items = block.splitlines()[1:]

@@ -35,7 +35,7 @@ from .standing import api as standing
 from .store import GLOBAL, content_hash
 
 __all__ = ["PromptContext", "capture_prompt", "capture_stop", "ingest_transcript", "instructions_for_prompt",
-           "pre_compact", "prepare_prompt", "recall_for_prompt", "session_brief"]
+           "pre_compact", "prepare_prompt", "recall_for_prompt", "session_brief", "warm"]
 
 DEFAULT_MIN_COSINE = 0.35
 DRIFT_MIN_COSINE = 0.25  # constraints related to a drift alert are worth showing on weaker evidence
@@ -44,6 +44,18 @@ BRIEF_DECISIONS = 3
 BRIEF_RULES = 12
 
 log = get_logger("memory")
+
+
+def warm(core: Any) -> None:
+    """Worker start-up: load the standing-instruction detector's weights now, so a missing file is logged once
+    at start (with the command that makes it) rather than at the first capture."""
+    if standing.enabled(core):
+        from .standing import detect
+
+        try:
+            detect.weights_for(core)
+        except detect.NoWeights as exc:
+            log.warning("standing instructions will not be detected: %s", exc)
 
 
 def _cfg(core: Any, key: str, default: Any) -> Any:

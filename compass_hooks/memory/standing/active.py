@@ -127,8 +127,13 @@ def _overlap(a: str, b: str) -> float:
 
 def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
                     similarity: Callable[[str, list[str]], list[float]] | None) -> list[dict[str, Any]]:
-    subj = set(rule.subjects)
-    hit = [c for c in candidates if subj & set(c["subjects"])]
+    # The revocation's main subject first: "you don't have to ask before adding dependencies anymore" lifts the
+    # dependency rule, not every rule about asking first.
+    main = rule.subjects[:1]
+    hit = [c for c in candidates if main and main[0] in c["subjects"]]
+    if not hit:
+        subj = set(rule.subjects)
+        hit = [c for c in candidates if subj & set(c["subjects"])]
     if hit or not candidates:
         return hit
     # No shared subject: the single most similar rule, when it is clearly about the same thing.

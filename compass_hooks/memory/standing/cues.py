@@ -416,15 +416,25 @@ def explicit_scope(text: str) -> str | None:
     return None
 
 
-# Subjects: normalised keys a rule and the revocation or newer rule that changes it share. Order matters: the
-# first that matches is the rule's main subject, the others are kept too (a sentence can set several).
-_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+# Subjects: normalised keys a rule and the revocation or newer rule that changes it share. How replies look,
+# sound or are worded come first (they are what a sentence is about when it names one), then quoted words and
+# named libraries, then the work subjects, specific before generic ("new dependencies" before "asking before
+# changes").
+_STYLE_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("reply ending", _rx(r"\b(?:ends?|finish(?:es)?|close[sd]?|conclude[sd]?|sign(?:s)?(?: off)?|wrap up)\b.{0,40}\b(?:each|every|all|your|"
+                         r"answers?|repl|responses?|drafts?)\b",
+                         r"\b(?:each|every|all|your) (?:answers?|repl(?:y|ies)|responses?|drafts?) (?:ends?|finish(?:es)?|close[sd]?)\b",
+                         r"\btl;?dr\b", r"\bsign (?:each|every)\b", r"\bat the end\b", r"\bnext step:", r"\bsummary at the end\b",
+                         r"结尾|末尾|落款|收尾|最后(?:都|用|加|附|单独|列)|回答完")),
+    ("reply opening", _rx(r"\b(?:starts?|begins?|opens?|leads?|preface[sd]?)\b.{0,40}\b(?:each|every|all|your|answers?|repl|responses?)\b",
+                          r"\b(?:each|every)\b.{0,20}\b(?:answer|reply|response)\b.{0,20}\b(?:start|begin|open)\b", r"\bconfidence rating\b",
+                          r"开头|先给结论|先用一句话|回答前|把握程度")),
+    ("language of code comments", _rx(r"\bcomments?\b.{0,40}\b(?:in\s+(?:" + _LANGS + r"))\b", r"注释.{0,12}" + _ZH_LANG + r"|注释改成")),
+    ("language of commit messages", _rx(r"\bcommit messages?\b.{0,30}\bin\s+(?:" + _LANGS + r")\b", r"提交信息.{0,20}" + _ZH_LANG)),
     ("language of replies", _rx(rf"\b(?:reply|respond|answer|write|talk|speak|replies|answers)\b.{{0,30}}\b(?:in|into)\s+(?:{_LANGS})\b",
                                 rf"\b(?:switch|go|get|come) back (?:from \w+ )?to (?:{_LANGS})\b",
                                 rf"\bswitch (?:from \w+ )?to (?:{_LANGS})\b", rf"\b(?:{_LANGS})\s+(?:only|for the rest)\b",
                                 rf"(?:用|改用|换成){_ZH_LANG}(?:回答|回复|说|写)?|{_ZH_LANG}(?:回答|回复)|回答主体用|语言")),
-    ("language of code comments", _rx(r"\bcomments?\b.{0,40}\b(?:in\s+(?:" + _LANGS + r"))\b", r"注释.{0,12}" + _ZH_LANG + r"|注释改成")),
-    ("language of commit messages", _rx(r"\bcommit messages?\b.{0,30}\bin\s+(?:" + _LANGS + r")\b", r"提交信息.{0,20}" + _ZH_LANG)),
     ("spelling variant", _rx(r"\b(?:british|american) spelling\b")),
     ("answer length", _rx(r"\b\d+\s*-?\s*(?:words?|sentences?|lines?|paragraphs?|characters?)\b",
                           r"\b(?:one|two|three|four|five|ten)\s+(?:words?|sentences?|lines?|paragraphs?)\b",
@@ -435,17 +445,12 @@ _SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bold", _rx(r"\bbold\b", r"加粗|粗体")),
     ("headings", _rx(r"\bheadings?\b", r"\bheaders\b", r"标题")),
     ("tables", _rx(r"\btables?\b", r"表格")),
-    ("bullet lists", _rx(r"\bbullet", r"\blists?\b", r"列表|项目符号")),
+    ("bullet lists", _rx(r"\bbullet", r"(?<!\bjust )(?<!\bto )\blists?\b(?! (?:them|the|of|all|out|it|every)\b)",
+                         r"列表|项目符号")),
     ("numbered steps", _rx(r"\bnumber(?:ed)? (?:the )?steps\b", r"\bnumbered\b", r"编号")),
     ("markdown", _rx(r"\bmarkdown\b", r"\bplain text\b", r"Markdown|纯文本")),
     ("code blocks", _rx(r"\bcode ?blocks?\b", r"\bfenced\b", r"\bcode only\b", r"代码块|只给代码")),
     ("emojis", _rx(r"\bemoji", r"表情|emoji")),
-    ("reply ending", _rx(r"\b(?:end|finish|close|conclude|sign(?: off)?|wrap up)\b.{0,40}\b(?:each|every|all|your|answers?|repl|responses?|drafts?)\b",
-                         r"\btl;?dr\b", r"\bsign (?:each|every)\b", r"\bat the end\b", r"\bnext step:", r"\bsummary at the end\b",
-                         r"结尾|末尾|落款|收尾|最后(?:都|用|加|附|单独|列)|回答完")),
-    ("reply opening", _rx(r"\b(?:start|begin|open|lead|preface)\b.{0,40}\b(?:each|every|all|your|answers?|repl|responses?)\b",
-                          r"\b(?:each|every)\b.{0,20}\b(?:answer|reply|response)\b.{0,20}\b(?:start|begin|open)\b", r"\bconfidence rating\b",
-                          r"开头|先给结论|先用一句话|回答前|把握程度")),
     ("tone", _rx(r"\btone\b", r"\bformal\b", r"\bcasual\b", r"\bblunt\b", r"\bgentle\b", r"\bfriendly\b", r"\btalk to me like\b",
                  r"语气|正式|客气|温和|直接一点|说话")),
     ("persona", _rx(r"\bas if you were\b", r"\bact as\b", r"\bpersona\b", r"\b(?:grumpy|pirate)\b", r"\bact\b", r"扮演|当一个|角色")),
@@ -456,16 +461,16 @@ _SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("explanation level", _rx(r"\bas if i'?m \d+\b", r"\bjargon\b", r"小学生|术语")),
     ("teaching mode", _rx(r"\bhint first\b", r"\bgive me a hint\b", r"先给提示")),
     ("exam practice", _rx(r"\bquiz me\b", r"出一道题|考我")),
-    ("planning", _rx(r"\bplan(?:-first)?\b.{0,40}\b(?:first|before|wait|ok)\b", r"\bplan-first\b", r"\bgive me a (?:short )?plan\b", r"方案")),
-    ("asking before changes", _rx(r"\bask (?:me )?(?:first |before)\b", r"\bcheck with me\b", r"\bwithout (?:asking|flagging|telling)\b",
-                                  r"\bbefore (?:you )?(?:modify|delet|renam|chang)", r"先问我|问我一声|先跟我确认|同意")),
-    ("tests", _rx(r"\btest suite\b", r"\bpytest\b(?! with)", r"\brun (?:the )?tests\b", r"\btests? with every\b", r"\badd a (?:\w+ )?test\b",
-                  r"跑.{0,6}测试|带测试|单测|全量测试")),
+    ("units", _rx(r"\bgrams\b", r"\bmillilitres\b", r"\bunits\b", r"克和毫升")),
+    ("currency", _rx(r"\beuros?\b", r"\bdollars\b", r"人民币|日元")),
+)
+# Work subjects broad enough that a named library says more ("use bun for installing dependencies").
+_GENERIC_WORK = ("new dependencies", "asking before changes", "pull requests", "tests", "comments", "planning")
+_WORK_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("type hints", _rx(r"\btype (?:hints|annotations)\b", r"类型注解")),
     ("docstrings", _rx(r"\bdocstrings?\b", r"docstring")),
     ("commit messages", _rx(r"\bcommit (?:messages?|subject)", r"\bconventional commits\b", r"提交信息")),
     ("commit size", _rx(r"\bcommits? small\b", r"\bone logical change\b", r"只做一件事")),
-    ("pull requests", _rx(r"\bpull requests?\b", r"\bprs?\b", r"\bdraft pr\b", r"走 ?PR|\bPR\b")),
     ("pushing to main", _rx(r"\bpush(?:ing)? (?:straight |directly )?to main\b", r"\bdirect push", r"\bno-direct-push\b", r"推(?:到)? ?main")),
     ("force push", _rx(r"\bforce[- ]push", r"force push")),
     ("branch naming", _rx(r"\bbranch(?:es)? (?:like|nam)", r"\bname branches\b", r"分支(?:名|命名)")),
@@ -473,9 +478,13 @@ _SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("new dependencies", _rx(r"\b(?:new )?dependenc(?:y|ies)\b", r"\bnew packages\b", r"依赖|新包")),
     ("lockfile", _rx(r"\block ?file\b", r"lock 文件")),
     ("secrets", _rx(r"\bsecrets?\b", r"\btokens?\b", r"密钥")),
+    ("asking before changes", _rx(r"\bask (?:me )?(?:first |before)\b", r"\bcheck with me\b", r"\bwithout (?:asking|flagging|telling)\b",
+                                  r"\bbefore (?:you )?(?:modify|delet|renam|chang)", r"先问我|问我一声|先跟我确认|同意")),
+    ("pull requests", _rx(r"\bpull requests?\b", r"\bprs?\b", r"\bdraft pr\b", r"走 ?PR|\bPR\b")),
+    ("tests", _rx(r"\btest suite\b", r"\bpytest\b(?! with)", r"\brun (?:the )?tests\b", r"\btests? with every\b", r"\badd a (?:\w+ )?test\b",
+                  r"跑.{0,6}测试|带测试|单测|全量测试")),
     ("comments", _rx(r"\bcomments? that\b", r"复述代码的注释")),
-    ("units", _rx(r"\bgrams\b", r"\bmillilitres\b", r"\bunits\b", r"克和毫升")),
-    ("currency", _rx(r"\beuros?\b", r"\bdollars\b", r"人民币|日元")),
+    ("planning", _rx(r"\bplan(?:-first)?\b.{0,40}\b(?:first|before|wait|ok)\b", r"\bplan-first\b", r"\bgive me a (?:short )?plan\b", r"方案")),
 )
 _QUOTED = re.compile(r"[\"“‘「]([^\"“”‘’」]{1,40})[\"”’」]|(?<![\w'])'([^'\n]{1,40})'(?![\w'])")
 _LIB = re.compile(
@@ -489,9 +498,12 @@ _LIB_ZH = re.compile(r"(pandas|numpy|polars|lodash|axios|moment|dayjs|npm|pnpm|y
 
 
 def subjects(text: str) -> list[str]:
-    """Normalised subjects of a rule sentence, main first: known ones ("answer length", "bold", ...), then quoted
-    words (``word:delve``), then named libraries or tools (``lib:pandas``)."""
-    known = [name for name, rx in _SUBJECTS if rx.search(text)]
+    """Normalised subjects of a rule sentence, main first: how replies look or sound ("answer length", "bold",
+    ...), quoted words (``word:delve``), specific work subjects ("docstrings", "branch naming"), named libraries
+    or tools (``lib:pandas``), then broad work subjects ("new dependencies", "tests", ...)."""
+    style = [name for name, rx in _STYLE_SUBJECTS if rx.search(text)]
+    work = [name for name, rx in _WORK_SUBJECTS if rx.search(text)]
+    specific = [w for w in work if w not in _GENERIC_WORK]
     words = []
     for m in _QUOTED.finditer(text):
         word = (m.group(1) or m.group(2) or "").strip().lower()
@@ -501,4 +513,4 @@ def subjects(text: str) -> list[str]:
     for m in list(_LIB.finditer(text.lower())) + list(_LIB_ZH.finditer(text)):
         name = m.group(1).lower().removesuffix(".js").rstrip("/").replace("print()", "print")
         libs.append(f"lib:{name}")
-    return list(dict.fromkeys(known + words + libs))
+    return list(dict.fromkeys(style + words + specific + libs + work))
