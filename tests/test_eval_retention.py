@@ -53,3 +53,18 @@ def test_eval_retention_help_and_bad_file(cli_runner, tmp_path):
     bad.write_text('{"id": "x", "kind": "weird", "turns": [{"role": "user", "text": "hi"}]}\n', encoding="utf-8")
     res = cli_runner.invoke(cli, ["eval", "retention", str(bad), "--model", "fake"])
     assert res.exit_code != 0 and "kind must be one of" in res.output
+
+
+def test_eval_instructions_on_labelled_prompts(cli_runner, tmp_path):
+    from compass_hooks.memory.standing import train
+
+    rows = [r for r in train.load() if r["scenario"].startswith(("en-dev-pandas", "zh-dev-supp2-revocations"))]
+    f = tmp_path / "some.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    res = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["items"] == len(rows) and report["model"] == "fake:64"
+    assert {"precision", "recall", "rule_exact", "rule_whole", "action_accuracy", "scope_accuracy"} <= set(report)
+    text = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--errors"])
+    assert text.exit_code == 0 and "precision" in text.output

@@ -6,7 +6,8 @@ the memory store's writer path (``Store.write`` / ``Store.read``).
 - A revocation retires the visible active rules it is about: those sharing one of its subjects, else the
   most similar one (embedding cosine, or character overlap for Chinese) above a floor; nothing when nothing
   matches. A newer rule retires the visible rules of the same or a narrower scope with its main subject
-  (replacement) or its exact text (a restated rule: one row, the newest). A broader rule on the same subject
+  (replacement) or its exact text (a restated rule: one row, the newest); a newer rule that says it replaces
+  one ("instead", "actually", "改成") and shares no subject retires the most similar one. A broader rule on the same subject
   stays active and the newer, narrower one wins when both are shown (:func:`in_force`).
 - Retired rules stay as history (``state`` revoked / replaced, when, by which memory).
 - A session that continues another one (compaction with a new session id, ``--resume``) inherits its active
@@ -23,6 +24,7 @@ import time
 from typing import Any, Callable, Iterable, Sequence
 
 from ..store import GLOBAL
+from .cues import POSITIVE
 from .detect import Rule
 
 COLUMNS = ("id", "project", "session", "scope", "text", "subjects", "lang", "prob", "created", "origin", "memory_id",
@@ -33,6 +35,7 @@ REVOKE_MIN_COSINE = 0.45
 REVOKE_MIN_OVERLAP = 0.35
 # A SessionStart(compact) with a new session id continues the session whose PreCompact came this recently.
 HANDOFF_WINDOW_S = 600.0
+_REPLACING = POSITIVE["replace"]
 _NARROWER = {"global": ("global", "project", "session"), "project": ("project", "session"), "session": ("session",)}
 
 
@@ -125,6 +128,64 @@ def _overlap(a: str, b: str) -> float:
     return len(ga & gb) / min(len(ga), len(gb)) if ga and gb else 0.0
 
 
+# Words that say nothing about what a rule is about: function words and the vocabulary every rule uses.
+_GENERIC_EN = frozenset("""
+a an the and or but if then than so to of in on at for with without by from into onto about as is are was were be
+been being do does did done have has had i me my we our you your it its this that these those there here what
+which who when where why how all any every each some no not never always ever again now anymore longer more less
+please just only also still can could would will should must may might shall let lets let's ok okay actually
+thing things stuff way use using used write writing written say said tell told give put make keep stop start
+answer answers reply replies response responses message messages chat conversation session project repo code
+rule rules from now on going forward rest fine back need needs want like instead rather drop go get it's i'm
+i've don't doesn't didn't isn't aren't can't won't you're we're that's there's what's one first
+""".split())
+_GENERIC_ZH = frozenset("""
+以后 之后 今后 接下来 回答 回复 每次 每个 不要 不用 可以 这个 那个 项目 仓库 对话 一下 一律 统一 所有 我们 你的 我的
+了吧 用了 再用 不再 现在 先给 都用 都要 以内 规矩 要求 禁令 取消 恢复 正常 作废 那条
+""".split())
+_WORD = re.compile(r"[a-z][a-z0-9_.+#-]*[a-z0-9+#]|[a-z]", re.I)
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+
+
+def _stem(w: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def salient(text: str) -> set[str]:
+    """What a rule is about, as terms: English content words (stemmed) and Chinese character bigrams, without
+    the vocabulary every rule uses."""
+    low = text.lower()
+    terms = {_stem(w) for w in _WORD.findall(low) if len(w) >= 3 and w not in _GENERIC_EN}
+    for run in _CJK_RUN.findall(text):
+        terms.update(b for b in (run[i:i + 2] for i in range(len(run) - 1)) if b not in _GENERIC_ZH)
+    return terms
+
+
+def _most_similar(rule: Rule, candidates: list[dict[str, Any]],
+                  similarity: Callable[[str, list[str]], list[float]] | None) -> list[dict[str, Any]]:
+    """The single candidate most like ``rule``, when it clearly is: embedding cosine (English), character
+    overlap, or two or more shared salient terms ("stop quoting line numbers" for "quote the line numbers");
+    [] otherwise."""
+    if not candidates:
+        return []
+    texts = [c["text"] for c in candidates]
+    cos = similarity(rule.text, texts) if similarity and rule.lang == "en" else None
+    mine = salient(rule.text)
+    shared = [len(mine & salient(t)) for t in texts]
+    scored = []
+    for i, t in enumerate(texts):
+        ok = (cos is not None and cos[i] >= REVOKE_MIN_COSINE) or _overlap(rule.text, t) >= REVOKE_MIN_OVERLAP \
+            or shared[i] >= 2
+        if ok:
+            scored.append((shared[i], cos[i] if cos is not None else _overlap(rule.text, t), i))
+    if not scored:
+        return []
+    return [candidates[max(scored)[2]]]
+
+
 def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
                     similarity: Callable[[str, list[str]], list[float]] | None) -> list[dict[str, Any]]:
     # The revocation's main subject first: "you don't have to ask before adding dependencies anymore" lifts the
@@ -134,17 +195,10 @@ def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
     if not hit:
         subj = set(rule.subjects)
         hit = [c for c in candidates if subj & set(c["subjects"])]
-    if hit or not candidates:
+    if hit:
         return hit
     # No shared subject: the single most similar rule, when it is clearly about the same thing.
-    texts = [c["text"] for c in candidates]
-    scores = similarity(rule.text, texts) if similarity and rule.lang == "en" else None
-    floor = REVOKE_MIN_COSINE
-    if scores is None:
-        scores = [_overlap(rule.text, t) for t in texts]
-        floor = REVOKE_MIN_OVERLAP
-    best = max(range(len(candidates)), key=lambda i: scores[i])
-    return [candidates[best]] if scores[best] >= floor else []
+    return _most_similar(rule, candidates, similarity)
 
 
 def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str | None, memory_id: int | None,
@@ -167,11 +221,14 @@ def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str |
             continue
         main = rule.subjects[0] if rule.subjects else None
         key = fold(rule.text)
-        for c in live:
-            narrower = c["scope"] in _NARROWER[rule.scope]
-            same = fold(c["text"]) == key or (main is not None and c["subjects"][:1] == [main])
-            if same and narrower:
-                plan_retire.append((c["id"], "replaced"))
+        narrower = [c for c in live if c["scope"] in _NARROWER[rule.scope]]
+        same = [c for c in narrower if fold(c["text"]) == key or (main is not None and c["subjects"][:1] == [main])]
+        if not same and _REPLACING.search(rule.text):
+            # "Actually, make it ... instead", "改成...吧": it changes an earlier rule; with no subject in common,
+            # the one it is most like, when it is clearly like one.
+            same = _most_similar(rule, narrower, similarity)
+        for c in same:
+            plan_retire.append((c["id"], "replaced"))
         row_project = GLOBAL if rule.scope == "global" else project
         row_session = session if rule.scope == "session" else None
         subjects = "|" + "|".join(rule.subjects) + "|" if rule.subjects else ""

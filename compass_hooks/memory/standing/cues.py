@@ -234,8 +234,8 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bis over\b", r"\bno longer (?:need|have)\b", r"\boptional\b", r"\bis lifted\b", r"\bcan stop\b",
         r"可以用了|可以(?:用|加|改)了|不用再|不用.{0,12}了|不必再|作废|取消|解除|恢复|忘了吧|结束了|放开|不限制|无所谓了|可以结束"),
     "replace": _rx(
-        r"\binstead\b", r"^\s*(?:actually|hmm|ok(?:ay)?|scratch that|on second thought)\b", r"\bchange of plan\b",
-        r"\bswitch (?:from|to)\b", r"\bmake it\b", r"\blet'?s say\b", r"\bscratch\b", r"\breplace\b.{0,40}\bwith\b",
+        r"\binstead\b", r"^\s*(?:actually|hmm|scratch that|on second thought)\b", r"\bchange of plan\b",
+        r"\bswitch from\b", r"\bswitch (?:the|your) \w+ to\b", r"\bmake it\b", r"\blet'?s say\b", r"\bscratch\b", r"\breplace\b.{0,40}\bwith\b",
         r"\bupdate to\b", r"\bnew .{0,20}\b(?:scheme|rule|style|convention)\b", r"\bchanged our minds?\b",
         r"\bless .{1,20} than i asked\b", r"\btoo (?:tight|strict|long|short|much)\b", r"\bswitch the\b",
         r"改成|换成|改用|放宽|先不用了|还是可以|不用那么|规则改"),
@@ -434,6 +434,7 @@ _STYLE_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("language of replies", _rx(rf"\b(?:reply|respond|answer|write|talk|speak|replies|answers)\b.{{0,30}}\b(?:in|into)\s+(?:{_LANGS})\b",
                                 rf"\b(?:switch|go|get|come) back (?:from \w+ )?to (?:{_LANGS})\b",
                                 rf"\bswitch (?:from \w+ )?to (?:{_LANGS})\b", rf"\b(?:{_LANGS})\s+(?:only|for the rest)\b",
+                                r"\b(?:reply|answer|response)s? language\b", rf"\blanguage\b.{{0,20}}\b(?:{_LANGS})\b",
                                 rf"(?:用|改用|换成){_ZH_LANG}(?:回答|回复|说|写)?|{_ZH_LANG}(?:回答|回复)|回答主体用|语言")),
     ("spelling variant", _rx(r"\b(?:british|american) spelling\b")),
     ("answer length", _rx(r"\b\d+\s*-?\s*(?:words?|sentences?|lines?|paragraphs?|characters?)\b",
