@@ -16,6 +16,12 @@ Stop with the text of every assistant turn, then
 The baseline re-injects the last ``N`` user turns before the final prompt verbatim (newest last), cut to the
 size Compass injected for that conversation's final prompt (the newest text kept), so both spend the same
 characters; its unmatched size is reported too.
+
+"Carried": every check string of the conversation (lower case) is in the injected context. Revoked and
+replaced: an ``absent`` string must not be in a line of the standing-instructions block (a rule shown as in
+force), unless that line carries the newer rule's checks (it may name the rule it replaces); whether it is
+mentioned anywhere at all is reported too. Control: any standing-instructions block at the final prompt is a
+false rule.
 """
 
 from __future__ import annotations
