@@ -307,9 +307,15 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
     # A definite reference to one thing at hand ("instead of the assert", "this loop"): a change to it, not a rule.
     "specific": _rx(
         r"\b(?:the|this|that|these|those)\s+(?:assert(?:ion)?|function|line|loop|variable|bug|error|button|component|"
-        r"endpoint|snippet|regex|query|method|class|paragraph|sentence|email|message|chart|table|diff|patch|"
+        r"endpoint|snippet|regex|query|method|class|paragraph|sentence|email|message|chart|table|patch|"
         r"page|form|field|column|row|cell|slide|draft|letter|post|document|screenshot|output|result|log)s?\b(?!\s+(?:you|we|i)\b)",
         r"(?:这个|那个|这段|那段|这条|这张|这份)(?:函数|变量|按钮|组件|接口|正则|查询|报错|错误|页面|表单|字段|图|表|邮件|消息|文案|代码)"),
+    # A proposal to do something now ("Let's clean up the fixtures in this repo", "咱们把...改名"): a task, even
+    # with a scope word in it ("let's use / stick with / agree" set something, and stay out).
+    "proposal": _rx(
+        r"^\s*(?:(?:ok(?:ay)?|so|now|today|alright|right)[,!]?\s+)*let'?s\s+(?!(?:use|stick|keep|agree|always|never|not|"
+        r"avoid|switch|say|go with|make it|drop|skip|stop|write all|only)\b)\w+",
+        r"^\s*(?:我们|咱们)(?:先|来|今天)?(?:把|来|先)", r"^\s*今天(?:主要|先|想)"),
     "meta": _rx(
         r"\bdo you (?:remember|keep|have|store|retain)\b", r"\bcan you (?:remember|enforce|keep track|actually|change your)\b",
         r"\bhow do you (?:decide|choose|know)\b", r"\bwhat happens\b", r"\bare you able\b", r"\byour (?:memory|personality)\b",
@@ -335,7 +341,7 @@ def cue_hits(text: str) -> dict[str, bool]:
 
 
 _NEGATING = ("one_off", "q_about", "reported", "hypothetical", "past", "task", "meta", "code", "action", "correction",
-             "specific")
+             "specific", "proposal")
 # What makes a sentence a rule for later rather than a request for now: a time or scope, a universal ("every",
 # "always", "never"), a restated or lifted rule, or a subject that only makes sense as standing (how replies
 # look, sound or are worded). A sentence with none of these ("just force push to main and skip the tests") is
