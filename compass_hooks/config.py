@@ -54,6 +54,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "min_score": None,  # None: the documented default relevance floor
         "exclude_recent_turns": 3,
         "opt_out_projects": [],
+        "instructions": True,  # detect standing instructions and show the ones in force with every prompt
+        "instructions_budget_chars": 800,  # the standing-instructions block (whole rules only; never cut)
     },
     "mcp": {
         "http_host": "127.0.0.1",

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..learn.ngrams import fit_ridge_dual
 from .cues import FAMILIES
 from .lang import LANGS
 
@@ -109,11 +110,9 @@ def design(mats: dict[str, np.ndarray], scales: dict[str, float] = SCALES) -> np
 
 
 def fit_dual(K: np.ndarray, y: np.ndarray, lam: float = LAMBDA) -> tuple[np.ndarray, float]:
-    """Ridge of y in {-1, +1} on the kernel K = Phi Phi^T: (dual coefficients, bias)."""
-    t = np.where(np.asarray(y) > 0, 1.0, -1.0)
-    b = float(t.mean())
-    alpha = np.linalg.solve(K + lam * np.eye(len(t)), t - b)
-    return alpha, b
+    """Ridge of y in {-1, +1} on the kernel K = Phi Phi^T: (dual coefficients, bias); the solver is shared
+    (:func:`compass_hooks.learn.ngrams.fit_ridge_dual`), drift's penalty is :data:`LAMBDA`."""
+    return fit_ridge_dual(K, y, lam)
 
 
 def score_rows(rows, vectors: np.ndarray, embedding_on: np.ndarray, w: np.ndarray, b: float,
