@@ -56,6 +56,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "min_score": None,  # None: the documented default relevance floor
         "exclude_recent_turns": 3,
         "opt_out_projects": [],
+        "instructions": True,  # detect standing instructions and show the ones in force with every prompt
+        "instructions_budget_chars": 800,  # the standing-instructions block (whole rules only; never cut)
     },
     "mcp": {
         "http_host": "127.0.0.1",
@@ -117,7 +119,8 @@ SCHEMA: dict[str, dict[str, Check]] = {
               "enabled": Check(bool)},
     "drift": {"packs": Check(list), "top_k": Check(int, 1, 50), "threshold": Check(float, 0, 1, optional=True)},
     "memory": {"enabled": Check(bool), "recall_k": Check(int, 1, 50), "min_score": Check(float, -1, 1, optional=True),
-               "exclude_recent_turns": Check(int, 0), "opt_out_projects": Check(list)},
+               "exclude_recent_turns": Check(int, 0), "opt_out_projects": Check(list), "instructions": Check(bool),
+               "instructions_budget_chars": Check(int, 0, 10_000)},
     "mcp": {"http_host": Check(str), "http_port": Check(int, 0, 65535)},
 }
 

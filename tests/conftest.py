@@ -2,8 +2,9 @@
 or CLAUDE_* variables), so the data dir, models dir and socket come from the same
 default rules a user's do (compass_hooks/dirs.py). Unit tests get the
 deterministic fake embedder (COMPASS_MODEL=fake, the embedder factory's test
-extension point), its drift calibration where a user's own retrain would live
-(``<data>/calibration/fake-64.json``: test data, not shipped with the anchors)
+extension point), its drift calibration and standing-instruction detector weights where a user's own retrain
+would live (``<data>/calibration/fake-64.json``, ``<data>/calibration/instructions/fake-64.json``: test data,
+not shipped)
 and the in-process service (COMPASS_NO_WORKER=1); tests that need the real model
 or a worker take ``real_model`` / unset COMPASS_NO_WORKER."""
 
@@ -35,6 +36,8 @@ def _installed_minilm() -> Path:
 INSTALLED_MINILM = _installed_minilm()
 # `compass-hook anchors train --model fake --out tests/fixtures/calibration/fake-64.json` (docs/drift.md).
 FAKE_CALIBRATION = ROOT / "tests" / "fixtures" / "calibration" / "fake-64.json"
+# `compass-hook instructions train --model fake --out tests/fixtures/calibration/instructions/fake-64.json`.
+FAKE_INSTRUCTIONS = ROOT / "tests" / "fixtures" / "calibration" / "instructions" / "fake-64.json"
 # Downloads stay cached across the tests' fresh HOMEs (the tests that build venvs would fetch torch each time).
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 # Outside the test's HOME on purpose: the Claude Code CLI (370 MB from npm) is installed once per machine.
@@ -62,8 +65,10 @@ def provide_fake_calibration(data: Path) -> Path:
     """Put the fake embedder's calibration in ``data``/calibration, the folder the scorer reads before the shipped
     anchors/calibration (compass_hooks/drift/scorer.py): where `anchors train` writes a user's own."""
     folder = data / "calibration"
-    for d in (data, folder):  # private, as the product makes them (a looser mode would fail its own checks)
+    for d in (data, folder, folder / "instructions"):  # private, as the product makes them
         d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # The standing-instruction detector's weights for the fake embedder, where `instructions train` puts a user's.
+    shutil.copyfile(FAKE_INSTRUCTIONS, folder / "instructions" / FAKE_INSTRUCTIONS.name)
     return Path(shutil.copyfile(FAKE_CALIBRATION, folder / FAKE_CALIBRATION.name))
 
 

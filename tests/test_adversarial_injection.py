@@ -45,7 +45,8 @@ def test_false_positive_rate_on_real_prompts():
     """The standing-instruction corpus (1,209 labelled user prompts, EN and ZH) and the multilingual drift
     prompts are the user's own words: flagging one withholds a rule the user set. Reported, and kept low."""
     texts = []
-    for path in sorted((DATA.parent / "instructions").glob("detect_*.jsonl")):
+    standing = Path(__file__).resolve().parent.parent / "compass_hooks" / "memory" / "standing" / "data"
+    for path in sorted((DATA.parent / "instructions").glob("detect_*.jsonl")) + sorted(standing.glob("*.jsonl")):
         texts += [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
     for path in sorted((DATA.parent / "drift_ml").glob("*.jsonl")):
         texts += [json.loads(line).get("text") or "" for line in path.read_text(encoding="utf-8").splitlines()]

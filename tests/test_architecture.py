@@ -4,7 +4,7 @@ Bottom to top (docs/architecture.md):
 
 0. base, stdlib only: the package root, dirs, errors, trust, staging, textrules, spool
 1. infra: paths, config, logs, versions, the op registry
-2. features: embedding, audit, memory, drift
+2. features: embedding, learn (training pieces drift and memory share), audit, memory, drift
 3. core: wires the features together
 4. worker: server, client, protocol, lifecycle, and the worker's side of the hooks
 5. faces: the hook process (hookclient), service, cli, mcp_server
@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("compass_hooks", "mcp_server", "compass_eval")
 FLOORS: dict[str, int] = {
     "compass_hooks": 0, "compass_hooks.dirs": 0, "compass_hooks.errors": 0, "compass_hooks.trust": 0,
-    "compass_hooks.staging": 0, "compass_hooks.textrules": 0, "compass_hooks.spool": 0,
+    "compass_hooks.staging": 0, "compass_hooks.textrules": 0, "compass_hooks.locks": 0, "compass_hooks.spool": 0,
     "compass_hooks.paths": 1, "compass_hooks.config": 1, "compass_hooks.logs": 1, "compass_hooks.versions": 1,
     "compass_hooks.ops": 1,
-    "compass_hooks.embedding": 2, "compass_hooks.audit": 2, "compass_hooks.memory": 2, "compass_hooks.drift": 2,
+    "compass_hooks.embedding": 2, "compass_hooks.learn": 2, "compass_hooks.audit": 2, "compass_hooks.memory": 2, "compass_hooks.drift": 2,
     "compass_hooks.core": 3,
     "compass_hooks.worker": 4,
     "compass_hooks.hookclient": 5, "compass_hooks.service": 5, "compass_hooks.cli": 5, "compass_hooks.__main__": 5,

@@ -25,6 +25,8 @@ def test_bench_hook_runs_on_the_fake_model(cli_runner):
     assert report["runs"] == 3 and report["memories"] == 50 and report["model"] == "fake:64"
     assert report["hook_ms"]["median"] > 0 and report["floor_ms"]["median"] > 0 and report["ratio_median"] > 0
     assert report["cold_start_context"] is True and report["cold_start_block"].startswith("Compass")
+    # The standing instructions in force are looked up and shown with every warm prompt.
+    assert report["instructions"] == 3 and report["context_injected"] == "3/3"
     from compass_hooks.hookclient.native import status
 
     native = status()["state"] == "ok"  # built by install.sh: then both clients are measured

@@ -76,6 +76,8 @@ def test_save_round_trip_writes_only_changes(tmp_path):
     ("[memory]\nmin_score = 2\n", "memory.min_score", "must be at most 1"),
     ('[drift]\npacks = "default"\n', "drift.packs", "must be a list of strings"),
     ("[mcp]\nhttp_port = 70000\n", "mcp.http_port", "must be at most 65535"),
+    ('[memory]\ninstructions = "on"\n', "memory.instructions", "must be true or false"),
+    ("[memory]\ninstructions_budget_chars = -1\n", "memory.instructions_budget_chars", "must be at least 0"),
 ])
 def test_values_of_the_wrong_type_or_range_are_named(tmp_path, body, key, why):
     f = tmp_path / "config.toml"
@@ -107,3 +109,10 @@ def test_the_cli_names_the_bad_key(cli_runner, compass_home):
     res = cli_runner.invoke(cli, ["recall", "anything"])
     assert res.exit_code == 1 and "model.threads must be a whole number" in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_every_setting_has_a_check():
+    """A key added to DEFAULTS without a SCHEMA entry would load any value unchecked."""
+    from compass_hooks.config import DEFAULTS, SCHEMA
+
+    assert {s: set(v) for s, v in SCHEMA.items()} == {s: set(v) for s, v in DEFAULTS.items()}

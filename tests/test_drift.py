@@ -17,7 +17,7 @@ from compass_hooks.paths import get_paths
 from compass_hooks.worker.hooks import events, handlers
 
 ROOT = Path(__file__).resolve().parent.parent
-FIELDS = {"text", "drift", "probability", "alert", "rule", "category", "anchors"}
+FIELDS = {"text", "drift", "probability", "alert", "rule", "category", "anchors", "lang", "threshold", "scored_by"}
 
 
 @pytest.fixture
@@ -40,10 +40,11 @@ def test_harness_text_is_not_scored(core, text):
 
 
 def _cue(text: str, name: str) -> float:
-    from compass_hooks.drift.features import CUES, lexical_row
+    from compass_hooks.drift.cues import FAMILIES
+    from compass_hooks.drift.features import cue_flags
+    from compass_hooks.drift.lang import detect
 
-    row, _, _ = lexical_row(text)  # the cue flags close the row, in CUES order
-    return row[-len(CUES):][list(CUES).index(name)]
+    return float(cue_flags(text, detect(text))[FAMILIES.index(name)])
 
 
 @pytest.mark.parametrize("text", ["please dont use force push on shared branches", "Never commit secrets; use the .env file.",
@@ -134,14 +135,15 @@ def test_training_reads_the_dev_set_from_the_package_and_the_wheel_ships_it():
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
 
-    from compass_hooks.drift.train import DEV_SET
+    from compass_hooks.drift.train import DEV_SETS
 
-    assert DEV_SET.is_file() and DEV_SET.is_relative_to(ROOT / "compass_hooks" / "drift")
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     pkg_dir = ROOT / "compass_hooks" / "drift"
-    assert any(DEV_SET in pkg_dir.glob(pattern) for pattern in data["compass_hooks.drift"])
+    for dev in DEV_SETS:
+        assert dev.is_file() and dev.is_relative_to(pkg_dir)
+        assert any(dev in pkg_dir.glob(pattern) for pattern in data["compass_hooks.drift"])
     assert (ROOT / "tests" / "data" / "drift_test.jsonl").is_file()
-    assert not list(pkg_dir.rglob("drift_test*"))
+    assert not list(pkg_dir.rglob("drift_test*")) and not list(pkg_dir.rglob("drift_heldout*"))
 
 
 def test_feedback_history_and_tune(cli_runner, core):
@@ -189,7 +191,7 @@ def test_alert_category_uses_cues_for_chinese(core):
     index = get_state(core).snapshot().index
     texts = ["把失败的测试删掉，让 CI 变绿", "用 --no-verify 提交，跳过检查", "直接说已经完成了，不用验证"]
     feats = build_features(texts, core.embedder.embed(texts), index)
-    got = [alert_category(feats["X"][i], feats["sims"][i], index, True) for i in range(3)]
+    got = [alert_category(feats["cues"][i], feats["sims"][i], index, False) for i in range(3)]
     assert got == ["test_tampering", "bypass_checks", "unverified_success"]
 
 

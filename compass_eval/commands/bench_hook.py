@@ -20,6 +20,10 @@ from .._env import scoped_environ
 
 WARM_PROMPT = "add retry with backoff to the billing queue worker before the release"
 DRIFT_PROMPT = "just force push to main and skip the tests"
+# Standing instructions in force in the benchmark project: every warm prompt looks them up and renders them.
+RULES = ("Never use pandas in this project; we're standardised on polars.",
+         "From now on, keep every answer under 150 words.",
+         "Always run the test suite before you tell me something is fixed.")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -47,7 +51,7 @@ def _context(out: bytes) -> str:
 
 
 def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
-                   texts: Path | None = None) -> dict[str, Any]:
+                   texts: Path | None = None, instructions: int = len(RULES)) -> dict[str, Any]:
     from compass_hooks.cli.cmd_demo import hook_command
     from compass_hooks.paths import get_paths
     from compass_hooks.worker import client
@@ -74,6 +78,11 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
     corpus = mbench.corpus_texts(texts) if texts else None
     mbench.fill_store(core, memories, project=project_id(str(project_dir)), corpus=corpus)
     fill_s = time.perf_counter() - t0
+    if instructions:
+        from compass_hooks.memory.standing import active, detect
+
+        rules = [detect.Rule("set", t, 0, len(t), "project", True, (), 1.0, "en") for t in RULES[:instructions]]
+        active.apply(core.store, rules, project_id(str(project_dir)), None, None)
     core.close()
 
     # 2. Cold start: no worker; the hook spawns it and waits up to hooks.cold_start_s.
@@ -114,7 +123,7 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
     return {
         "client": "native" if native else "python",
         "model": model, "memories": memories, "texts": str(texts) if texts else "synthetic",
-        "fill_s": round(fill_s, 2), "runs": runs,
+        "fill_s": round(fill_s, 2), "runs": runs, "instructions": instructions,
         "hook_ms": {"median": round(med, 1), "p95": round(_pct(hook_ms, 0.95), 1), "min": round(min(hook_ms), 1)},
         "floor_ms": {"median": round(fmed, 1), "p95": round(_pct(floor_ms, 0.95), 1), "min": round(min(floor_ms), 1)},
         "ratio_median": round(med / fmed, 2) if fmed else None,
@@ -133,8 +142,10 @@ def run_bench_hook(runs: int, memories: int, home: Path, progress: Any = None,
 @click.option("--texts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Store texts: a LoCoMo .json or JSONL {\"text\"} lines, cycled (default: synthetic short turns "
                    "from a 60-word vocabulary, a worst case for keyword search).")
+@click.option("--instructions", type=click.IntRange(0, len(RULES)), default=len(RULES), show_default=True,
+              help="Standing instructions in force in the benchmark project (each prompt looks them up and shows them).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> None:
+def bench_hook(runs: int, memories: int, texts: Path | None, instructions: int, as_json: bool) -> None:
     """Time the UserPromptSubmit hook exactly as hooks.json runs it (warm worker, default model, a store of
     --memories memories, in a throwaway data dir) next to the floor `python -I -S -c 'import json,socket'`
     measured in the same run, plus the cold start (no worker) to first context."""
@@ -145,10 +156,11 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
         carry_calibrations(home)  # a model calibrated on this machine scores drift here too
         with scoped_environ(**throwaway_env(home), COMPASS_NO_WORKER=None):
             if as_json:
-                report = run_bench_hook(runs, memories, home, texts=texts)
+                report = run_bench_hook(runs, memories, home, texts=texts, instructions=instructions)
             else:
                 with click.progressbar(length=runs, label="hook runs", file=sys.stderr) as bar:
-                    report = run_bench_hook(runs, memories, home, progress=bar.update, texts=texts)
+                    report = run_bench_hook(runs, memories, home, progress=bar.update, texts=texts,
+                                            instructions=instructions)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if as_json:
@@ -158,7 +170,7 @@ def bench_hook(runs: int, memories: int, texts: Path | None, as_json: bool) -> N
         return
     h, f = report["hook_ms"], report["floor_ms"]
     click.echo(f"UserPromptSubmit hook, warm worker ({report['model']}, {report['memories']} memories: "
-               f"{report['texts']}), {runs} runs:")
+               f"{report['texts']}, {report['instructions']} standing instructions), {runs} runs:")
     click.echo(f"  hook   median {h['median']} ms  p95 {h['p95']} ms  ({report['client']} client; context injected "
                f"{report['context_injected']})")
     pc = report["python_client_ms"]

@@ -202,7 +202,11 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
                 time.sleep(0.25)
                 stored = _stored_prompts(paths.db, paths.audit_log)
             lost = sorted(sent - stored)
+            # A stored batch's audit entries follow its commit (an intent until then): wait for them too.
             report = verify(paths, read_memories)
+            while report.pending and time.monotonic() < deadline:
+                time.sleep(0.25)
+                report = verify(paths, read_memories)
             client.stop_worker(paths)
             lat = [x for t in threads for x in t.latencies]
             errors = [e for t in threads for e in t.errors]

@@ -136,17 +136,17 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @anchors.command("train")
 @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
 @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
-              help="Labelled JSONL (default: the dev set shipped in compass_hooks/drift/data/).")
+              help="Labelled JSONL (default: the dev sets shipped in compass_hooks/drift/data/).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default: <data>/calibration/<model>.json, which the scorer reads first).")
 @click.option("--shipped", is_flag=True,
               help="Write the plugin's tracked anchors/calibration/<model>.json instead (maintainers, after a "
-                   "change to the packs or the dev set).")
+                   "change to the packs or the dev sets).")
 @click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
 def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, shipped: bool, target_fpr: float | None,
               as_json: bool) -> None:
-    """Fit the calibrated drift model on the dev set (reproducible: fixed folds, IRLS).
+    """Fit the calibrated drift model on the dev sets (reproducible: fixed folds, IRLS).
 
     Writes your own calibration into the data dir (the scorer prefers it to the shipped one); the plugin's
     tracked file changes only with --shipped. Uses the packs from drift.packs (not your user pack) so a
@@ -167,8 +167,8 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, s
     paths = core.paths
     files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
     anchors = pm.load_anchors(files)
-    dev_path = dev_file or tr.DEV_SET
-    items = tr.load_labelled(dev_path)
+    dev_paths = [dev_file] if dev_file else list(tr.DEV_SETS)
+    items = [it for p in dev_paths for it in tr.load_labelled(p)]
     texts = [a.text for a in anchors] + [it["text"] for it in items]
     batch = 32
     parts = []
@@ -179,22 +179,28 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, s
             bar.update(len(texts[i:i + batch]))
     vectors = np.vstack(parts)
     index = AnchorIndex(anchors, vectors[: len(anchors)])
-    click.echo("fitting the calibration (5-fold cross-validation)...", err=True)
+    click.echo(f"fitting the calibration ({tr.FOLDS}-fold cross-validation by scenario)...", err=True)
     model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
-                                 target_fpr if target_fpr is not None else tr.TARGET_FPR, source=dev_path.name,
-                                 vectors=vectors[len(anchors):])
+                                 target_fpr if target_fpr is not None else tr.TARGET_FPR,
+                                 source=[p.name for p in dev_paths], vectors=vectors[len(anchors):])
     folder = pm.shipped_dir(paths) / "calibration" if shipped else paths.data / "calibration"
     target = out or tr.calibration_path(folder, embedder.name)
     if shipped and not os.access(folder if folder.exists() else folder.parent, os.W_OK):
         raise click.ClickException(f"{folder} is not writable (an installed plugin); leave out --shipped")
     tr.write_calibration(model, target)
-    summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4), **model.meta["dev"]}
+    summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4),
+               "embedding_languages": model.meta["embedding_languages"],
+               "thresholds": {k: round(v.threshold, 4) for k, v in model.languages.items()}, **model.meta["dev"]}
     if as_json:
         echo_json(summary)
     else:
         click.echo(f"wrote {target}")
         click.echo(f"model {embedder.name}: threshold {model.threshold:.4f}; dev cross-validated AUC {summary['cv_auc']}, "
                    f"TPR {summary['cv_tpr']}, FPR {summary['cv_fpr']} (raw drift AUC {summary['raw_drift_auc']})")
+        click.echo(f"embedding used for: {', '.join(summary['embedding_languages'])}")
+        for lang, b in summary["cv_by_language"].items():
+            thr = summary["thresholds"].get(lang, summary["threshold"])
+            click.echo(f"  {lang:<4} n={b['n']:<4} AUC {b['auc']}  TPR {b['tpr']}  FPR {b['fpr']}  threshold {thr}")
 
 
 @anchors.command("tune")

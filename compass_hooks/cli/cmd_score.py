@@ -11,7 +11,7 @@ import click
 from . import echo_json
 
 BATCH = 64
-FIELDS = ("text", "drift", "probability", "alert", "rule", "category", "anchors")
+FIELDS = ("text", "drift", "probability", "alert", "rule", "category", "anchors", "lang", "threshold", "scored_by")
 
 
 def _read_jsonl(source: str) -> Iterator[str]:
@@ -90,5 +90,9 @@ def register(cli: click.Group) -> None:
         status = "ALERT" if r["alert"] else "ok"
         click.echo(f"{status:<5} probability {r['probability']:.3f}  drift {r['drift']:+.4f}"
                    + (f"  category {r['category']}" if r["category"] else "") + (f"  rule {r['rule']}" if r["rule"] else ""))
+        by = r.get("scored_by") or {}
+        click.echo(f"  language {r.get('lang')}, threshold {r.get('threshold')}; scored by: {', '.join(by.get('parts', []))}")
+        if by.get("note"):
+            click.echo(f"  note: {by['note']}")
         for a in r["anchors"]:
             click.echo(f"  {a['similarity']:.3f} {a['polarity'][:3]} {a['id']}: {a['text']}")

@@ -26,6 +26,7 @@ POLARITIES = ("positive", "negative")
 NEGATIVE_CATEGORIES = (
     "forgotten_constraint", "repeated_mistake", "confabulated_agreement", "unverified_success",
     "test_tampering", "bypass_checks", "destructive_operation", "secrets", "scope_creep", "sycophancy",
+    "history_rewrite", "confabulation", "vouch_unchecked",
 )
 POSITIVE_CATEGORIES = (
     "verification", "ask_before_risk", "small_reversible", "tests_first", "follow_constraints",
@@ -44,6 +45,9 @@ CATEGORY_WORDS = {
     "secrets": "secrets or credentials in code or text",
     "scope_creep": "work beyond the requested scope",
     "sycophancy": "asking for agreement instead of review",
+    "history_rewrite": "rewriting history others already have",
+    "confabulation": "an invented API, fact or source",
+    "vouch_unchecked": "vouching for something nobody checked",
 }
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")
 USER_PACK = "user"

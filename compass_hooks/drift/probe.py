@@ -1,61 +1,131 @@
-"""A linear text probe learned from the dev set: hashed word/character n-grams
-plus the sentence embedding, fitted by ridge regression in dual form (closed
-form, deterministic). Its score is one input of the calibrated model; it lets
-the dev set teach phrasing the hand-written cues and anchors do not cover
-(MiniLM cannot read Chinese; character bigrams can)."""
+"""A linear text probe learned from the dev set, in four blocks, fitted by ridge regression in dual form
+(closed form, deterministic). Its score is one input of the calibrated model; it lets the dev set teach
+phrasing the hand-written cues and anchors do not cover, in every language:
+
+- character 2-4-grams of the normalised text (lower case, accents off Latin letters) and single CJK/kana
+  characters: they read Chinese and Japanese, which have no spaces, and inflected words (löschen / gelöscht,
+  borrar / borra) without a stemmer;
+- word uni- and bigrams over crude stems (the first 6 letters of a Latin-script word);
+- concepts: the cue families that fired, their pairs (a destroying verb with a valuable target, a claim with
+  "without running"), and the language: shared by all languages, so English phrasing teaches Spanish;
+- the sentence embedding, zero where the embedding model does not cover the prompt's language.
+
+Each block is L2-normalised per text and weighted (``SCALES``, chosen by dev cross-validation). Hashing uses
+zlib.crc32 (deterministic across processes, unlike ``hash()``).
+"""
 
 from __future__ import annotations
 
-import hashlib
 import re
+import unicodedata
+import zlib
 from typing import Sequence
 
 import numpy as np
 
-HASH_DIM = 4096
-LAMBDA = 0.3  # ridge penalty (chosen by dev CV)
-EMBED_SCALE = 0.5  # relative weight of the embedding block against the n-gram block (chosen by dev CV)
-_WORD = re.compile(r"[a-z0-9_]+(?:[-'][a-z0-9_]+)*|--?[a-z][a-z-]+", re.I)
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+from ..learn.ngrams import fit_ridge_dual
+from .cues import FAMILIES
+from .lang import LANGS
+
+CHAR_DIM = 8192
+WORD_DIM = 4096
+CONCEPT_DIM = 1024
+HASH_DIM = CHAR_DIM + WORD_DIM + CONCEPT_DIM
+LAMBDA = 1.0  # ridge penalty (chosen by dev CV)
+SCALES = {"char": 1.0, "word": 1.0, "concept": 1.0, "embed": 0.5}  # block weights (chosen by dev CV)
+MAX_PROBE_CHARS = 4000  # a pasted log adds nothing the first pages do not; keeps the n-grams cheap
+STEM = 6
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_LATIN_WORD = re.compile(r"[^\W\d_]+|\d+")
+_SPACE = re.compile(r"\s+")
+_NF = len(FAMILIES)
+assert 1 + _NF + _NF * _NF + len(LANGS) + 1 <= CONCEPT_DIM
 
 
-def _grams(text: str) -> list[str]:
-    low = text.lower()
-    words = _WORD.findall(_CJK_RUN.sub(" ", low))
-    out = [f"w:{w}" for w in words] + [f"b:{a} {b}" for a, b in zip(words, words[1:])]
-    for run in _CJK_RUN.findall(text):
-        out.extend(f"c:{ch}" for ch in run)
-        out.extend(f"d:{run[i:i + 2]}" for i in range(len(run) - 1))
+def normalise(text: str) -> str:
+    """Lower case, NFKC, whitespace collapsed, accents dropped from Latin letters only (a combining mark on
+    kana changes the character: が is not か)."""
+    text = unicodedata.normalize("NFKC", text[:MAX_PROBE_CHARS]).lower()
+    if not text.isascii():
+        out = []
+        for ch in unicodedata.normalize("NFD", text):
+            if unicodedata.combining(ch) and out and out[-1].isascii():
+                continue
+            out.append(ch)
+        text = unicodedata.normalize("NFC", "".join(out))
+    return _SPACE.sub(" ", text).strip()
+
+
+def _bucket(gram: str, dim: int) -> int:
+    return zlib.crc32(gram.encode()) % dim
+
+
+def char_indices(norm: str) -> set[int]:
+    s = f" {norm} "
+    out = {_bucket(s[i:i + n], CHAR_DIM) for n in (2, 3, 4) for i in range(len(s) - n + 1)}
+    out.update(_bucket(ch, CHAR_DIM) for ch in _CJK.findall(norm))
     return out
 
 
-def _bucket(gram: str) -> int:
-    # blake2b, not hash(): Python's str hash is salted per process.
-    return int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=4).digest(), "little") % HASH_DIM
+def word_indices(norm: str) -> set[int]:
+    words = [w[:STEM] for w in _LATIN_WORD.findall(_CJK.sub(" ", norm))]
+    out = {_bucket("w" + w, WORD_DIM) for w in words}
+    out.update(_bucket(f"b{a} {b}", WORD_DIM) for a, b in zip(words, words[1:]))
+    return out
 
 
-def ngram_matrix(texts: Sequence[str]) -> np.ndarray:
-    out = np.zeros((len(texts), HASH_DIM), dtype=np.float64)
-    for i, t in enumerate(texts):
-        for g in _grams(t):
-            out[i, _bucket(g)] = 1.0  # presence, not counts
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return out / norms
+def concept_indices(cues: Sequence[bool], lang: str) -> set[int]:
+    fired = [i for i, f in enumerate(cues) if f]
+    out = {0}  # a constant: every text has one concept, so the block is never empty
+    out.update(1 + i for i in fired)
+    out.update(1 + _NF + i * _NF + j for k, i in enumerate(fired) for j in fired[k + 1:])
+    base = 1 + _NF + _NF * _NF
+    out.add(base + (LANGS.index(lang) if lang in LANGS else len(LANGS)))
+    return out
 
 
-def design(texts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
-    return np.hstack([ngram_matrix(texts), EMBED_SCALE * np.asarray(vectors, dtype=np.float64)])
+def sparse_rows(texts: Sequence[str], langs: Sequence[str], cue_rows: np.ndarray) -> list[tuple[set[int], set[int], set[int]]]:
+    rows = []
+    for t, lang, cues in zip(texts, langs, cue_rows):
+        norm = normalise(t)
+        rows.append((char_indices(norm), word_indices(norm), concept_indices(cues, lang)))
+    return rows
 
 
-def fit_probe(Phi: np.ndarray, y: np.ndarray, lam: float = LAMBDA) -> tuple[np.ndarray, float]:
-    """Ridge regression of y in {-1, +1} on Phi, solved in the n x n dual."""
-    t = np.where(np.asarray(y) > 0, 1.0, -1.0)
-    b = float(t.mean())
-    K = Phi @ Phi.T
-    alpha = np.linalg.solve(K + lam * np.eye(len(t)), t - b)
-    return Phi.T @ alpha, b
+def block_matrices(rows, vectors: np.ndarray, embedding_on: np.ndarray) -> dict[str, np.ndarray]:
+    """Dense, row-normalised blocks (training only; scoring uses ``score_rows``)."""
+    n = len(rows)
+    mats = {"char": np.zeros((n, CHAR_DIM), np.float32), "word": np.zeros((n, WORD_DIM), np.float32),
+            "concept": np.zeros((n, CONCEPT_DIM), np.float32)}
+    for i, parts in enumerate(rows):
+        for name, idx in zip(("char", "word", "concept"), parts):
+            if idx:
+                mats[name][i, list(idx)] = 1.0 / np.sqrt(len(idx))
+    mats["embed"] = np.asarray(vectors, np.float32) * np.asarray(embedding_on, np.float32)[:, None]
+    return mats
 
 
-def probe_scores(Phi: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
-    return Phi @ w + b
+def design(mats: dict[str, np.ndarray], scales: dict[str, float] = SCALES) -> np.ndarray:
+    return np.hstack([scales[k] * mats[k] for k in ("char", "word", "concept", "embed")]).astype(np.float64)
+
+
+def fit_dual(K: np.ndarray, y: np.ndarray, lam: float = LAMBDA) -> tuple[np.ndarray, float]:
+    """Ridge of y in {-1, +1} on the kernel K = Phi Phi^T: (dual coefficients, bias); the solver is shared
+    (:func:`compass_hooks.learn.ngrams.fit_ridge_dual`), drift's penalty is :data:`LAMBDA`."""
+    return fit_ridge_dual(K, y, lam)
+
+
+def score_rows(rows, vectors: np.ndarray, embedding_on: np.ndarray, w: np.ndarray, b: float,
+               scales: dict[str, float] = SCALES) -> np.ndarray:
+    """Probe scores from the sparse rows: the dot product without building the dense design."""
+    wc, ww = w[:CHAR_DIM], w[CHAR_DIM:CHAR_DIM + WORD_DIM]
+    wk, we = w[CHAR_DIM + WORD_DIM:HASH_DIM], w[HASH_DIM:]
+    out = np.empty(len(rows))
+    emb = (np.asarray(vectors, np.float64) @ we) * np.asarray(embedding_on, np.float64) * scales["embed"]
+    for i, (ci, wi, ki) in enumerate(rows):
+        s = 0.0
+        for idx, wv, name in ((ci, wc, "char"), (wi, ww, "word"), (ki, wk, "concept")):
+            if idx:
+                s += scales[name] * float(wv[list(idx)].sum()) / np.sqrt(len(idx))
+        out[i] = s + emb[i] + b
+    return out

@@ -23,7 +23,16 @@ _META = re.compile(
     r"refus(e|es|ed|ing)|(reject|block|guard|prevent|detect|warn|flag|alert|audit|monitor)(s|ed|ing)?|catch(es|ing)?|"
     r"lint|instead of|rather than|without using|alias|cheat ?sheet|tutorial)\b"
     r"|解释|什么意思|是什么|为什么|怎么|如何|撤销|恢复|找回|区别|文档|测试|拦截|拒绝|防止|检测|警告|告警|报警|监控|避免|而不是|搞清楚|"
-    r"(会|能|要)?(删|做|改)(掉)?(些)?什么|[?？]\s*$",
+    r"(会|能|要)?(删|做|改)(掉)?(些)?什么|[?？]\s*$"
+    # the same in the other languages with cue files: explain / what does / test / block / review / undo / "don't run it"
+    r"|^\s*¿|\b(expl[ií]c\w*|expliqu\w*|qu[ée] (hace|pasa|borra)|por qu[ée]|diferencia|pregunta te[óo]rica|no lo (ejecutes|corras|lances)|"
+    r"bloque\w*|rechaz\w*|impid\w*|imped\w*|evit\w*|detect\w*|revis[ae]\w*|document\w*|deshac\w*|recuper\w*|restaur\w*|"  # es (pt shares many)
+    r"o que (faz|acontece|apaga)|diferença|não (o )?(execut|rod|corr)\w*|recus\w*|verific\w*|rev[êe]\w*|desfaz\w*|"  # pt
+    r"erkl[äa]r\w*|was (genau )?(macht|passiert|l[öo]scht)|warum|wieso|unterschied|nicht aus(f[üu]hr\w*)?|f[üu]hr\w* (es )?nicht aus|"
+    r"ablehn\w*|blockier\w*|verhinder\w*|erkenn\w*|warn\w*|pr[üu]f\w*|lies\b.{0,60}\bdurch|dokumentier\w*|r[üu]ckg[äa]ngig|wiederherstell\w*|"  # de
+    r"que (fait|se passe)|qu'est-ce|pourquoi|diff[ée]rence|ne (le )?lance pas|question th[ée]orique|bloqu\w*|refus\w*|emp[êe]ch\w*|"
+    r"d[ée]tect\w*|v[ée]rifi\w*|relis|annul\w*|r[ée]cup[ée]r\w*)\b"  # fr
+    r"|説明|とは|って何|何が(起|消)|なぜ|どうして|違い|実行しないで|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元",  # ja
     re.I,
 )
 # A prohibition exempts only the command it governs: it must sit in the same
@@ -34,15 +43,19 @@ _PROHIBIT = re.compile(
     r"\b(never|don'?t|do not|must not|mustn'?t|should ?n[o']t|should never|shall not|may not|avoid|refrain from|"
     r"(you|we|nobody|no one) (can'?t|cannot|may not|will not|won'?t)|nobody|no one|stop)\b"
     r"(?!\s+(mind|worry|bother|forget|hesitate|wait|ask|care|overthink)\b)(?!\s+(ever\s+)?forget\b)"
-    r"|(不要|别|禁止|严禁|不许|不准|不能|不得|不可以?|不应该?|切勿|勿|绝不|绝对不|千万不要|千万别|永远不要|从不)(?!(管|问|担心|犹豫|等|忘|怕|纠结|废话))",
+    r"|(不要|别|禁止|严禁|不许|不准|不能|不得|不可以?|不应该?|切勿|勿|绝不|绝对不|千万不要|千万别|永远不要|从不)(?!(管|问|担心|犹豫|等|忘|怕|纠结|废话))"
+    # es / pt / de / fr: only forms that forbid an act ("no te preocupes, haz ..." must not count)
+    r"|\b(nunca|jam[áa]s|prohibido|no (hagas|ejecutes|corras|uses|lances|metas|toques)|n[ãa]o (fa[çc]as?|execut\w*|rod\w*|corr\w*|uses?|mex\w*)|"
+    r"proibido|nie|niemals|keine?n?|verboten|jamais|interdit|ne (lance|fais|ex[ée]cute|utilise) (pas|jamais)|pas de)\b",
     re.I,
 )
 _NO_BEFORE = re.compile(r"\bno\s*`?\s*$", re.I)  # "Rule: no `git clean -fdx` here"
 # What ends a prohibition's reach: a sentence end, or a word that starts a new order.
-_CLAUSE_BREAK = re.compile(r"[.;!?。；！？\n]|\b(just|simply|go ahead|then|now)\b|直接|赶紧|马上|然后|就", re.I)
+_CLAUSE_BREAK = re.compile(r"[.;!?。；！？\n]|\b(just|simply|go ahead|then|now|luego|despu[ée]s|directamente|ya|dann|einfach|direkt|jetzt|"
+                           r"puis|directement|juste|depois|direto|simplesmente)\b|直接|赶紧|马上|然后|就|すぐ|さっさと", re.I)
 _PROHIBIT_AFTER = re.compile(
     r"^[^.;!?。；！？\n]{0,100}?(\b(is|are)( (strictly|absolutely))? (forbidden|prohibited|banned|not allowed|not permitted|off[- ]limits|never (ok|okay|allowed))\b"
-    r"|是禁止的|不允许|不被允许|被禁止|禁止使用|绝对不行)",
+    r"|是禁止的|不允许|不被允许|被禁止|禁止使用|绝对不行|\b(est[áa] prohibido|[ée] proibido|ist verboten|est interdit)\b|禁止|厳禁|しないで|しないこと|ダメ|(?<![A-Za-z])(?-i:NG)(?![A-Za-z]))",
     re.I,
 )
 _CODE_SPAN = re.compile(r"`([^`]+)`")

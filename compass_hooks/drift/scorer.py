@@ -14,7 +14,8 @@ import numpy as np
 from ..errors import AnchorPackError, CompassError
 from ..logs import get_logger
 from . import pack as packmod
-from .features import BASE_FEATURES, AnchorIndex, alert_category, build_features
+from .cues import COMMON, get_cues
+from .features import AnchorIndex, alert_category, build_features, covers, embedding_languages
 from .model import LogisticModel, load_calibration, safe_model_name
 from .rules import RuleHit
 
@@ -98,9 +99,22 @@ class DriftState:
             self._model_sig = sig
             return self._model
 
-    def threshold(self) -> float:
+    def threshold(self, lang: str | None = None) -> float:
+        """The alert threshold for prompts in ``lang`` (None: languages without their own); ``drift.threshold``
+        in config.toml overrides every language."""
         configured = self.core.config.get("drift", "threshold")
-        return float(configured) if configured is not None else self.model().threshold
+        if configured is not None:
+            return float(configured)
+        model = self.model()
+        return model.threshold if lang is None else model.threshold_for(lang)
+
+    def embedding_languages(self, model: LogisticModel) -> frozenset[str] | None:
+        """What the calibration was trained with (the features mean what they meant then), else what the
+        embedder says it covers."""
+        recorded = model.meta.get("embedding_languages")
+        if isinstance(recorded, list) and recorded:
+            return None if "multilingual" in recorded else frozenset(recorded)
+        return embedding_languages(self.core.embedder)
 
     # -- scoring ---------------------------------------------------------------
     def score(self, texts: Sequence[str], project: str | None = None, with_vectors: np.ndarray | None = None,
@@ -112,30 +126,49 @@ class DriftState:
             return []
         snap = self.snapshot(project)
         model = self.model()
-        threshold = self.threshold()
+        languages = self.embedding_languages(model)
         top_k = int(self.core.config.get("drift", "top_k"))
         clipped = [scored_text(t) for t in texts]
         vectors = with_vectors if with_vectors is not None else self.core.embedder.embed(clipped)
-        feats = build_features(clipped, vectors, snap.index, top_k, with_hits)
-        probs = model.predict_proba(model.features_for(clipped, vectors, feats["X"]))
-        return [self._result(i, texts[i], feats, float(probs[i]), threshold, snap.index) for i in range(len(texts))]
+        feats = build_features(clipped, vectors, snap.index, top_k, with_hits, languages=languages)
+        probs = model.predict_proba(model.features_for(clipped, vectors, feats), feats["langs"])
+        out = []
+        for i in range(len(texts)):
+            lang = feats["langs"][i]
+            parts = self._parts(model, lang, languages)
+            out.append(self._result(i, texts[i], feats, float(probs[i]), self.threshold(lang), snap.index, parts))
+        return out
+
+    def _parts(self, model: LogisticModel, lang: str, languages: frozenset[str] | None) -> dict:
+        """Which parts scored a prompt in ``lang``: never a silent guess about a language the model cannot read."""
+        cue_langs = [c for c in (COMMON, "en", lang) if c in get_cues().by_lang and (c != lang or lang != "en")]
+        on = covers(languages, lang)
+        name = self.core.embedder.name
+        parts = {"language": lang, "embedding": name if on else None,
+                 "parts": ["rules", "cues (" + ", ".join(cue_langs) + ")",
+                           "text probe (character and word n-grams, cue concepts" + (", embedding)" if on else ")")]
+                 + (["anchors"] if on else [])
+                 + [f"{lang} calibration" if lang in model.languages else "shared calibration"]}
+        if not on:
+            covered = ", ".join(sorted(languages or ())) or "no language"
+            parts["note"] = f"embedding model {name} covers {covered}, not {lang}: its features are not used for this prompt"
+        return parts
 
     @staticmethod
-    def _result(i: int, text: str, feats: dict, prob: float, threshold: float, index: AnchorIndex) -> dict:
+    def _result(i: int, text: str, feats: dict, prob: float, threshold: float, index: AnchorIndex, parts: dict) -> dict:
         sims = feats["sims"][i]
         rule, rule_cat = feats["rules"][i]
-        order = np.argsort(-sims)[:N_ANCHORS_SHOWN]
+        on = bool(feats["embedding_on"][i])  # else: no anchor drift (0.0) and no nearest anchors, see scored_by
+        order = np.argsort(-sims)[:N_ANCHORS_SHOWN] if on else []
         anchors = [{"id": index.anchors[j].id, "text": index.anchors[j].text, "polarity": index.anchors[j].polarity,
                     "similarity": round(float(sims[j]), 4)} for j in order]
         alert = bool(rule is not None or prob >= threshold)
         category = None
         if alert:
-            if rule_cat:
-                category = rule_cat
-            else:
-                category = alert_category(feats["X"][i], sims, index, bool(feats["X"][i][BASE_FEATURES.index("is_zh")]))
-        return {"text": text, "drift": round(float(feats["drift"][i]), 4), "probability": round(prob, 4),
-                "alert": alert, "rule": rule, "category": category, "anchors": anchors}
+            category = rule_cat or alert_category(feats["cues"][i], sims, index, on)
+        return {"text": text, "drift": round(float(feats["drift"][i]), 4) if on else 0.0, "probability": round(prob, 4),
+                "alert": alert, "rule": rule, "category": category, "anchors": anchors, "lang": feats["langs"][i],
+                "threshold": round(threshold, 4), "scored_by": parts}
 
 
 def get_state(core: Any) -> DriftState:

@@ -1,16 +1,16 @@
 """Reproducible training of the calibration: ``compass-hook anchors train``.
 
-Steps (all deterministic): embed the dev set and the anchors; build features;
-5-fold stratified cross-validation (seed 0) gives out-of-fold probabilities for
-every dev item; the alert threshold is the lowest one whose out-of-fold
-false-alarm rate is <= ``target_fpr`` (default 0.03, below the 0.05 budget to
-leave a margin for new text); then the final model is fitted on the whole dev
-set. The held-out test split (tests/data/drift_test.jsonl, not shipped) is
-never read here.
+Steps (all deterministic): embed the dev set and the anchors; build features (each prompt's language by
+``lang.detect``; embedding features only where the embedding model covers that language); 5 folds that keep
+each scenario whole (paraphrases and contrast pairs never straddle a fold), stratified, seed 0. The text
+probe's column is out-of-fold (stacking) and the logistic's out-of-fold logits give, per language, a Platt
+calibration and the alert threshold: the lowest whose out-of-fold false-alarm rate in that language (rule
+hits counted as alerts) is <= ``target_fpr`` (default 0.03, below the 0.05 budget as a margin for new text).
+Then the final model is fitted on the whole dev set. The held-out splits (tests/data/drift_test.jsonl,
+tests/data/drift_heldout.jsonl; not shipped) are never read here.
 
-The dev set ships inside the package (``drift/data/drift_dev.jsonl``, package
-data): ``anchors train`` and ``anchors tune`` read it at run time, and an
-installed wheel holds the package, not the repository's tests/.
+The dev set ships inside the package (``drift/data/*.jsonl``, package data): ``anchors train`` and ``anchors
+tune`` read it at run time, and an installed wheel holds the package, not the repository's tests/.
 """
 
 from __future__ import annotations
@@ -18,25 +18,34 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import InvalidInput
-from .features import FEATURE_NAMES, AnchorIndex, build_features
-from .probe import design, fit_probe, probe_scores
-from .model import LogisticModel, fit_logistic, rates, roc_auc, safe_model_name, stratified_folds, threshold_for_fpr
+from .cues import get_cues
+from .features import FEATURE_NAMES, AnchorIndex, build_features, embedding_languages
+from .lang import LANGS, detect
+from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, group_folds, rates, roc_auc, safe_model_name,
+                    sigmoid, threshold_for_fpr)
+from .probe import LAMBDA, SCALES, block_matrices, fit_dual, sparse_rows
 
-DEV_SET = Path(__file__).resolve().parent / "data" / "drift_dev.jsonl"
+DEV_DIR = Path(__file__).resolve().parent / "data"
+# drift_dev.jsonl: the first dev set (EN/ZH, 763); drift_dev_ml.jsonl: the dev split of the multilingual set.
+DEV_SETS = (DEV_DIR / "drift_dev.jsonl", DEV_DIR / "drift_dev_ml.jsonl")
 SEED = 0
 FOLDS = 5
-L2 = 10.0  # chosen by dev cross-validation (1-20 tried; AUC flat from 5 up, fewer rule-statement alerts than 20)
+L2 = 10.0  # chosen by dev cross-validation
 TARGET_FPR = 0.03
+PLATT_PRIOR = 5.0  # pull of a language's Platt scaling towards the shared one (dev CV)
+MIN_CLASS = 20  # a language needs this many dev items of each class for a calibration of its own
+BLOCKS = ("char", "word", "concept", "embed")
 
 
 def load_labelled(path: Path) -> list[dict[str, Any]]:
-    """JSONL ``{"text","label"[,"category","lang"]}`` or the shared set's
+    """JSONL ``{"text","label"[,"category","lang","scenario"]}`` or the shared set's
     ``{"items": [{"label": "aligned"|"deviation", "prompt"}]}``."""
     try:
         raw = path.read_text(encoding="utf-8")
@@ -56,7 +65,7 @@ def load_labelled(path: Path) -> list[dict[str, Any]]:
                     raise InvalidInput(f"{path}: items[{i}] needs label aligned|deviation and a prompt")
                 items.append({"text": it["prompt"], "label": int(label == "deviation"),
                               "category": it.get("category") or label, "lang": it.get("lang")})
-            return _fill_lang(items)
+            return _fill(items, path)
     for n, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
             continue
@@ -69,69 +78,147 @@ def load_labelled(path: Path) -> list[dict[str, Any]]:
             label = int(label == "deviation")
         if not isinstance(row.get("text"), str) or label not in (0, 1, True, False):
             raise InvalidInput(f"{path}:{n}: needs a string 'text' and 'label' 0|1")
-        items.append({"text": row["text"], "label": int(label), "category": row.get("category"), "lang": row.get("lang")})
-    return _fill_lang(items)
+        items.append({"text": row["text"], "label": int(label), "category": row.get("category"), "lang": row.get("lang"),
+                      "scenario": row.get("scenario")})
+    return _fill(items, path)
 
 
-def _fill_lang(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from .features import is_zh
-
-    for it in items:
+def _fill(items: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    """Missing languages detected; items without a scenario are a scenario of their own."""
+    for i, it in enumerate(items):
         if not it.get("lang"):
-            it["lang"] = "zh" if is_zh(it["text"]) else "en"
+            it["lang"] = detect(it["text"])
+        if not it.get("scenario"):
+            it["scenario"] = f"{path.name}:{i}"
     return items
 
 
-def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
-                      target_fpr: float = TARGET_FPR, source: str = DEV_SET.name, vectors: np.ndarray | None = None) -> LogisticModel:
-    texts = [it["text"] for it in items]
+def load_dev(files: Sequence[Path] = DEV_SETS) -> list[dict[str, Any]]:
+    return [it for f in files for it in load_labelled(f)]
+
+
+class Prepared:
+    """Everything the fits need, computed once: features, probe blocks and their kernels, folds."""
+
+    def __init__(self, embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
+                 vectors: np.ndarray | None = None, languages: frozenset[str] | None | str = "embedder"):
+        self.items = items
+        self.texts = [it["text"] for it in items]
+        self.y = np.array([it["label"] for it in items])
+        self.index = index
+        self.top_k = top_k
+        self.embedder_name = embedder.name
+        self.languages = embedding_languages(embedder) if languages == "embedder" else languages
+        self.vectors = embedder.embed(self.texts) if vectors is None else vectors
+        self.langs = [detect(t) for t in self.texts]
+        self.feats = build_features(self.texts, self.vectors, index, top_k, languages=self.languages, langs=self.langs)
+        a_texts = [a.text for a in index.anchors]
+        a_feats = build_features(a_texts, index.vectors, index, top_k, languages=self.languages)
+        # The anchors are labelled examples too (negative polarity = drift): they join every probe fit.
+        self.y_a = np.array([a.polarity == "negative" for a in index.anchors], dtype=int)
+        rows = sparse_rows(self.texts, self.langs, self.feats["cues"]) + sparse_rows(a_texts, a_feats["langs"], a_feats["cues"])
+        on = np.concatenate([self.feats["embedding_on"], a_feats["embedding_on"]])
+        self.blocks = block_matrices(rows, np.vstack([self.vectors, index.vectors]), on)
+        self.kernels = {k: (m @ m.T).astype(np.float64) for k, m in self.blocks.items()}
+        self.groups = [it.get("scenario") or f"item{i}" for i, it in enumerate(items)]
+        self.folds = group_folds(self.y, self.groups, FOLDS, SEED)
+        self.rule_hit = np.array([r[0] is not None for r in self.feats["rules"]])
+
+    def kernel(self, scales: dict[str, float]) -> np.ndarray:
+        return sum(scales[k] ** 2 * self.kernels[k] for k in BLOCKS)
+
+    def cross_validate(self, scales: dict[str, float] = SCALES, lam: float = LAMBDA, l2: float = L2) -> dict[str, np.ndarray]:
+        """Out-of-fold probe scores and logistic logits."""
+        n = len(self.y)
+        K = self.kernel(scales)
+        y_all = np.concatenate([self.y, self.y_a])
+        anchors = np.arange(n, len(y_all))
+        probe_oof = np.zeros(n)
+        for fold in self.folds:
+            tr = np.concatenate([np.setdiff1d(np.arange(n), fold), anchors])
+            alpha, b = fit_dual(K[np.ix_(tr, tr)], y_all[tr], lam)
+            probe_oof[fold] = K[np.ix_(fold, tr)] @ alpha + b
+        X = np.column_stack([self.feats["X"], probe_oof])
+        logit_oof = np.zeros(n)
+        for fold in self.folds:
+            tr = np.setdiff1d(np.arange(n), fold)
+            mean, scale, coef, bias = fit_logistic(X[tr], self.y[tr], l2)
+            logit_oof[fold] = ((X[fold] - mean) / scale) @ coef + bias
+        return {"probe": probe_oof, "logit": logit_oof, "X": X}
+
+
+def calibrate_languages(langs: Sequence[str], y: np.ndarray, logit: np.ndarray, rule_hit: np.ndarray,
+                        target_fpr: float) -> tuple[float, dict[str, LangCalibration], np.ndarray, np.ndarray]:
+    """(shared threshold, per-language calibrations, calibrated probabilities, alerts) from out-of-fold logits.
+    Rule hits alert whatever the probability, so they count against each language's false-alarm budget."""
+    langs = np.asarray(langs)
+    p = sigmoid(logit)
+    shared = threshold_for_fpr(y, np.where(rule_hit, 1.0, p), target_fpr)
+    cal: dict[str, LangCalibration] = {}
+    q = p.copy()
+    for lang in LANGS:
+        m = langs == lang
+        if (y[m] == 1).sum() < MIN_CLASS or (y[m] == 0).sum() < MIN_CLASS:
+            continue
+        a, b = fit_platt(logit[m], y[m], PLATT_PRIOR)
+        q[m] = sigmoid(a * logit[m] + b)
+        cal[lang] = LangCalibration(a, b, threshold_for_fpr(y[m], np.where(rule_hit[m], 1.0, q[m]), target_fpr))
+    thr = np.array([cal[lg].threshold if lg in cal else shared for lg in langs])
+    return shared, cal, q, rule_hit | (q >= thr)
+
+
+def figures(items: list[dict[str, Any]], probs: np.ndarray, alerts: np.ndarray) -> dict[str, Any]:
+    """AUC / TPR / FPR overall and per labelled language."""
     y = np.array([it["label"] for it in items])
-    if vectors is None:
-        vectors = embedder.embed(texts)
-    base = build_features(texts, vectors, index, top_k)["X"]
-    folds = stratified_folds(y, FOLDS, SEED)
-    # Stacking: the probe column of the dev matrix is out-of-fold (same folds as
-    # the threshold's cross-validation), so the logistic learns how far to trust
-    # the probe on text it has not seen.
-    # The anchors are labelled examples too (negative polarity = drift): they join
-    # every probe fit, which helps most where the dev set is thin.
-    Phi = design(texts, vectors)
-    Phi_a = design([a.text for a in index.anchors], index.vectors)
-    y_a = np.array([a.polarity == "negative" for a in index.anchors], dtype=int)
-    probe_oof = np.zeros(len(y))
-    for fold in folds:
-        train = np.setdiff1d(np.arange(len(y)), fold)
-        w, b = fit_probe(np.vstack([Phi[train], Phi_a]), np.concatenate([y[train], y_a]))
-        probe_oof[fold] = probe_scores(Phi[fold], w, b)
-    X = np.column_stack([base, probe_oof])
+
+    def block(m: np.ndarray) -> dict[str, Any]:
+        r = rates(y[m], alerts[m])
+        return {"n": int(m.sum()), "auc": round(roc_auc(y[m], probs[m]), 4), "tpr": round(r["tpr"], 4), "fpr": round(r["fpr"], 4)}
+
+    by_lang: dict[str, list[int]] = defaultdict(list)
+    for i, it in enumerate(items):
+        by_lang[it["lang"]].append(i)
+    out = block(np.ones(len(y), dtype=bool))
+    out["by_language"] = {lang: block(np.isin(np.arange(len(y)), idx)) for lang, idx in sorted(by_lang.items())}
+    return out
+
+
+def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
+                      target_fpr: float = TARGET_FPR, source: str | Sequence[str] = tuple(f.name for f in DEV_SETS),
+                      vectors: np.ndarray | None = None, prepared: Prepared | None = None) -> LogisticModel:
+    prep = prepared or Prepared(embedder, index, items, top_k, vectors)
+    y, n = prep.y, len(prep.y)
+    cv = prep.cross_validate()
+    shared, cal, q_oof, alerts = calibrate_languages(prep.langs, y, cv["logit"], prep.rule_hit, target_fpr)
     names = list(FEATURE_NAMES) + ["probe"]
-    oof = np.zeros(len(y))
-    for fold in folds:
-        train = np.setdiff1d(np.arange(len(y)), fold)
-        mean, scale, coef, bias = fit_logistic(X[train], y[train], L2)
-        oof[fold] = LogisticModel(names, mean, scale, coef, bias).predict_proba(X[fold])
-    threshold = threshold_for_fpr(y, oof, target_fpr)
-    mean, scale, coef, bias = fit_logistic(X, y, L2)
-    probe_w, probe_b = fit_probe(np.vstack([Phi, Phi_a]), np.concatenate([y, y_a]))
-    model = LogisticModel(names, mean, scale, coef, bias, threshold, probe_w=probe_w, probe_b=probe_b)
-    fitted = model.predict_proba(model.features_for(texts, vectors, base))
-    cv_rates = rates(y, oof >= threshold)
-    digest = hashlib.sha256("\n".join(f"{t}\t{l}" for t, l in zip(texts, y)).encode()).hexdigest()[:16]
+    mean, scale, coef, bias = fit_logistic(cv["X"], y, L2)
+    # The final probe on every dev item and anchor; its weights per block: w = scale * M^T alpha.
+    alpha, probe_b = fit_dual(prep.kernel(SCALES), np.concatenate([y, prep.y_a]))
+    probe_w = np.concatenate([SCALES[k] * (prep.blocks[k].astype(np.float64).T @ alpha) for k in BLOCKS])
+    model = LogisticModel(names, mean, scale, coef, bias, shared, probe_w=probe_w, probe_b=probe_b,
+                          probe_scales=dict(SCALES), languages=cal)
+    sources = [source] if isinstance(source, str) else list(source)
+    digest = hashlib.sha256("\n".join(f"{t}\t{lbl}" for t, lbl in zip(prep.texts, y)).encode()).hexdigest()[:16]
+    cv_figures = figures(prep.items, q_oof, alerts)
     model.meta = {
         "model": embedder.name,
+        "embedding_languages": sorted(prep.languages) if prep.languages is not None else ["multilingual"],
         "top_k": top_k,
         "anchors": len(index.anchors),
         "anchor_ids_sha": hashlib.sha256("\n".join(sorted(a.id for a in index.anchors)).encode()).hexdigest()[:16],
-        "trained_on": {"file": source, "items": len(items), "sha256_16": digest},
-        "method": f"L2 logistic regression (IRLS, l2={L2}) over anchor/lexical features + an out-of-fold ridge text probe (dev + anchor texts); threshold = lowest with {FOLDS}-fold out-of-fold "
-                  f"FPR <= {target_fpr} (seed {SEED})",
+        "cues_sha256_16": get_cues().digest,
+        "trained_on": {"files": sources, "items": n, "sha256_16": digest},
+        "method": f"L2 logistic regression (IRLS, l2={L2}) over language, anchor (where the embedding model covers the "
+                  f"language), rule and cue-family features + an out-of-fold ridge text probe (char/word n-grams, cue "
+                  f"concepts, embedding; dev + anchor texts); per-language Platt scaling and threshold = lowest with "
+                  f"{FOLDS}-fold (by scenario) out-of-fold FPR <= {target_fpr} (seed {SEED})",
         "dev": {
-            "cv_auc": round(roc_auc(y, oof), 4),
-            "cv_tpr": round(cv_rates["tpr"], 4),
-            "cv_fpr": round(cv_rates["fpr"], 4),
-            "fit_auc": round(roc_auc(y, fitted), 4),
-            "raw_drift_auc": round(roc_auc(y, build_features(texts, vectors, index, top_k)["drift"]), 4),
-            "probe_cv_auc": round(roc_auc(y, probe_oof), 4),
+            "cv_auc": cv_figures["auc"],
+            "cv_tpr": cv_figures["tpr"],
+            "cv_fpr": cv_figures["fpr"],
+            "cv_by_language": cv_figures["by_language"],
+            "raw_drift_auc": round(roc_auc(y, prep.feats["drift"]), 4),
+            "probe_cv_auc": round(roc_auc(y, cv["probe"]), 4),
         },
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }

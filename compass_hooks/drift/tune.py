@@ -12,7 +12,7 @@ from . import history
 from .features import build_features
 from .model import roc_auc
 from .scorer import get_state
-from .train import DEV_SET, load_labelled
+from .train import load_dev
 
 FP_FACTOR = 0.8  # a false alarm makes its nearest drift anchors count less
 TP_FACTOR = 1.1
@@ -37,10 +37,11 @@ def dev_auc(core: Any, index, items: list[dict[str, Any]], vectors: np.ndarray) 
     fitted and is what anchor weights change directly. The gate needs both."""
     state = get_state(core)
     texts, y = [it["text"] for it in items], [it["label"] for it in items]
-    feats = build_features(texts, vectors, index, int(core.config.get("drift", "top_k")))
     model = state.model()
-    X = model.features_for(texts, vectors, feats["X"])
-    return roc_auc(y, model.predict_proba(X)), roc_auc(y, feats["drift"])
+    feats = build_features(texts, vectors, index, int(core.config.get("drift", "top_k")),
+                           languages=state.embedding_languages(model))
+    X = model.features_for(texts, vectors, feats)
+    return roc_auc(y, model.predict_proba(X, feats["langs"])), roc_auc(y, feats["drift"])
 
 
 def tune(core: Any, apply: bool = True) -> dict[str, Any]:
@@ -50,7 +51,7 @@ def tune(core: Any, apply: bool = True) -> dict[str, Any]:
     current = {a.id: a.weight for a in index.anchors}
     proposed = propose_weights(current, alerts)
     changed = {k: v for k, v in proposed.items() if abs(v - current[k]) > 1e-12}
-    items = load_labelled(DEV_SET)
+    items = load_dev()
     vectors = core.embedder.embed([it["text"] for it in items])
     before = dev_auc(core, index, items, vectors)
     after = dev_auc(core, index.with_weights(proposed), items, vectors) if changed else before

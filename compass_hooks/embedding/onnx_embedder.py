@@ -19,6 +19,7 @@ class OnnxEmbedder:
         self.manifest = manifest
         self.name = manifest.name
         self.dim = int(manifest.dim)
+        self.languages = tuple(manifest.covered_languages())  # the drift scorer reads only these with the embedding
         self.batch_size = max(1, batch_size)
         self.int8 = bool(int8 and manifest.has_int8)
         try:

@@ -34,7 +34,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from .. import dirs
+from .. import dirs, locks
 
 STAMP = dirs.BOOTSTRAP_STAMP
 RETRY_AFTER_S = 1800.0
@@ -109,19 +109,7 @@ def _log_path(data: str) -> str:
 
 
 def build_running(data: str) -> bool:
-    try:
-        fd = os.open(_lock_path(data), os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    return locks.held(_lock_path(data))
 
 
 def _read_json(path: str) -> dict[str, Any]:

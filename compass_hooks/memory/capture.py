@@ -223,6 +223,12 @@ def prepare_prompt(core: Any, text: str, project: str | None) -> Prepared | None
     return prepare(text, "user")
 
 
+def prompt_key(prompt: PromptContext) -> str | None:
+    """The dedupe key of a hook prompt's memory (None when there is nothing to store)."""
+    p = prompt.prepared
+    return None if p is None else f"prompt:{prompt.session}:{prompt.prompt_id or _sha(p.text)}"
+
+
 def context_items(prompt: PromptContext, created: float | None = None) -> list[dict[str, Any]]:
     """The store items for a prepared hook prompt (and a detected rule); [] when nothing is to be stored.
     The prompt's own vector (embedded once while the hook prepared it) travels with its item, so storing it
@@ -231,7 +237,7 @@ def context_items(prompt: PromptContext, created: float | None = None) -> list[d
     if p is None:
         return []
     session = prompt.session
-    key = f"prompt:{session}:{prompt.prompt_id or _sha(p.text)}"
+    key = prompt_key(prompt)
     base = {"project": prompt.project or GLOBAL, "session": session, "role": "user", "source": "hook",
             "created": time.time() if created is None else created}
     items = items_for_prompt(p, base, key)

@@ -71,21 +71,46 @@ def age(created: float | None, now: float | None = None) -> str:
     return "just now"  # pragma: no cover
 
 
-def one_line(text: str, limit: int = MAX_ITEM_CHARS) -> str:
+def one_line(text: str, limit: int = MAX_ITEM_CHARS, keep: Sequence[str] = ()) -> str:
     """Text as one line: invisible characters out, every line break and run of whitespace folded to one space
-    (``str.split`` splits on all Unicode line breaks), cut at a word."""
-    t = " ".join(normalise(text[: 4 * limit + 64]).split())
+    (``str.split`` splits on all Unicode line breaks), cut at a word. ``keep``: sentences of ``text`` (a rule
+    the user set) that are never cut: a long text is cut around them instead, and they stay whole even past
+    ``limit``."""
+    t = " ".join(normalise(text if keep else text[: 4 * limit + 64]).split())
     if len(t) > limit:
-        cut = t[:limit]
-        sp = cut.rfind(" ")
-        t = (cut[:sp] if sp > limit * 0.6 else cut).rstrip(" ,;:") + " …"
+        spans = [(i, i + len(k)) for k in (" ".join(normalise(k).split()) for k in keep)
+                 if k and (i := t.find(k)) >= 0]
+        t = _window(t, min(a for a, _ in spans), max(b for _, b in spans), limit) if spans else _cut(t, limit)
     return t
 
 
-def quote(text: str, limit: int = MAX_ITEM_CHARS) -> str:
+def quote(text: str, limit: int = MAX_ITEM_CHARS, keep: Sequence[str] = ()) -> str:
     """Text as one quoted line (:func:`one_line`) with its own quotes neutralised, so it cannot close ours."""
-    t = one_line(text, limit).replace("\u201c", "'").replace("\u201d", "'").replace('"', "'")
+    t = one_line(text, limit, keep).replace("\u201c", "'").replace("\u201d", "'").replace('"', "'")
     return f"\u201c{t}\u201d"
+
+
+def _cut(t: str, limit: int) -> str:
+    cut = t[:limit]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit * 0.6 else cut).rstrip(" ,;:") + " …"
+
+
+def _window(t: str, a: int, b: int, limit: int) -> str:
+    """``t[a:b]`` whole plus as much text around it as ``limit`` leaves (before it first), cut at words."""
+    room = max(0, limit - (b - a))
+    before = min(a, room // 2 if len(t) - b > room // 2 else room - (len(t) - b))
+    start = a - before
+    if start > 0:
+        sp = t.find(" ", start, a)
+        start = a if sp < 0 else sp + 1
+    end = min(len(t), b + max(0, room - (a - start)))
+    if end < len(t):
+        sp = t.rfind(" ", b, end)
+        end = b if sp < 0 else sp
+    head = "… " if start > 0 else ""
+    tail = " …" if end < len(t) else ""
+    return head + t[start:end].strip() + tail
 
 
 def describe(m: dict) -> str:
@@ -109,8 +134,8 @@ def shown(m: dict, limit: int = MAX_ITEM_CHARS, quoted: bool = True) -> tuple[st
     memory text in front of a model uses this."""
     if withheld(m):
         return WITHHELD, True
-    text = str(m.get("text") or "")
-    return (quote(text, limit) if quoted else one_line(text, limit)), False
+    text, keep = str(m.get("text") or ""), m.get("keep") or ()
+    return (quote(text, limit, keep) if quoted else one_line(text, limit, keep)), False
 
 
 def item(m: dict, now: float | None = None, limit: int = MAX_ITEM_CHARS) -> str:

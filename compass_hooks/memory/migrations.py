@@ -5,7 +5,7 @@ Each migration runs in one transaction together with the bump of
 whole version. Migrations are append-only: never edit a released one, add the
 next number. Stdlib only.
 
-Schema (v4):
+Schema (v5):
 
 - ``memories``: ``id`` INTEGER PRIMARY KEY AUTOINCREMENT (ids are never reused,
   so the dense index can catch up by "id > last seen"); ``project`` (project id,
@@ -27,7 +27,16 @@ Schema (v4):
   content's SHA-256), committed with the change and cleared once the audit log
   has its entry; what a crash leaves between the two is appended later
   (``Store.flush_audit``) and shown as pending by ``audit verify``.
-- ``memory_tags(memory_id, tag)`` (v4): the user's labels for a memory (``remember --tag``, ``edit``,
+- ``instructions`` (v4): standing instructions the user set (:mod:`.standing`): the rule ``text`` whole, its
+  ``scope`` (session / project / global; ``project`` is ``__global__`` for global ones, ``session`` set only
+  for session ones), its normalised ``subjects`` (``|a|b|``), ``state`` active / revoked / replaced with when
+  and by which memory, and ``memory_id``, the prompt it was said in (deleted with it: forgetting the prompt
+  forgets the rule; ``capture_key``: the prompt's dedupe key, while the rule is recorded at once and the prompt
+  still waits in the capture spool, linked to ``memory_id`` when it is stored). ``inherited_from``: the rule of an earlier session id this row carries on (a compaction
+  that gave the session a new id). Indexed for the one query every prompt makes.
+- ``session_handoffs`` (v4): (project, session, when) of each PreCompact, so a SessionStart(compact) shortly
+  after with a new session id knows which session it continues.
+- ``memory_tags(memory_id, tag)`` (v5): the user's labels for a memory (``remember --tag``, ``edit``,
   ``list --tag``); deleted with the memory. Labels for finding memories, never injected, so not audited
   content (memory/audited.py).
 """
@@ -96,6 +105,8 @@ CREATE TABLE tombstones (
 """
 
 
+
+
 def _script(sql: str) -> Migration:
     def run(conn: sqlite3.Connection) -> None:
         # executescript() would COMMIT first; run statement by statement instead so
@@ -132,6 +143,37 @@ CREATE TABLE audit_pending (
 """
 
 _V4 = """
+CREATE TABLE instructions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    project TEXT NOT NULL,
+    session TEXT,
+    scope TEXT NOT NULL CHECK (scope IN ('session', 'project', 'global')),
+    text TEXT NOT NULL,
+    subjects TEXT NOT NULL DEFAULT '',
+    lang TEXT,
+    prob REAL,
+    created REAL NOT NULL,
+    origin TEXT,
+    memory_id INTEGER REFERENCES memories(id) ON DELETE CASCADE,
+    state TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'revoked', 'replaced')),
+    retired REAL,
+    retired_by INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+    inherited_from INTEGER,
+    hash TEXT NOT NULL,
+    capture_key TEXT
+);
+CREATE INDEX instructions_active ON instructions(state, project, session);
+CREATE INDEX instructions_memory ON instructions(memory_id);
+CREATE INDEX instructions_capture ON instructions(capture_key) WHERE memory_id IS NULL;
+CREATE TABLE session_handoffs (
+    project TEXT NOT NULL,
+    session TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (project, session)
+) WITHOUT ROWID;
+"""
+
+_V5 = """
 CREATE TABLE memory_tags (
     memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
     tag TEXT NOT NULL,
@@ -141,7 +183,7 @@ CREATE INDEX memory_tags_tag ON memory_tags(tag, memory_id);
 """
 
 # Index i holds the migration to version i + 1.
-MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3), _script(_V4)]
+MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5)]
 LATEST = len(MIGRATIONS)
 
 

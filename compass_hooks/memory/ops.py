@@ -27,6 +27,7 @@ from ..errors import CompassError, InvalidInput, NotFound, StoreError
 from ..ops import op
 from . import capture, privacy
 from . import project as projects
+from .standing import ops as _standing_ops  # noqa: F401 - registers the `instructions` op
 from .store import GLOBAL, KINDS, ROLES, SOURCES, normalize_tags, parse_id
 
 RESULT_FIELDS = ("id", "ref", "text", "score", "kind", "session", "created", "tags")
@@ -476,6 +477,8 @@ def constraints_op(core: Any, project: str | None = None, cwd: str | None = None
 
 @op("ingest_transcript")
 def ingest_transcript_op(core: Any, transcript_path: str, cwd: str | None = None, session_id: str | None = None) -> dict:
-    """Ingest a Claude Code transcript's turns not stored yet (idempotent)."""
+    """Ingest a Claude Code transcript's turns not stored yet (idempotent), standing instructions included."""
+    from . import api
+
     event = {"transcript_path": transcript_path, "cwd": cwd, "session_id": session_id}
-    return {"added": capture.ingest_transcript(core, event)}
+    return {"added": api.ingest_transcript(core, event)}

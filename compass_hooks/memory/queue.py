@@ -43,7 +43,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from .. import spool
 from ..errors import CompassError, InvalidInput, ModelCorrupt, ModelNotFound, StoreError
@@ -73,6 +73,10 @@ class _State:
     stored_now: bool = False  # a batch stored and logged in it: proof that captures work again
     attempts: dict[str, int] = field(default_factory=dict)  # spool path -> failures on its own
     last_tick: float = 0.0
+    # Entries this process journaled and has not stored yet, by spool path -> session: a later prompt of the
+    # same session waits for them (:func:`settle`), so what it reads never depends on the background round.
+    unsettled: dict[str, str] = field(default_factory=dict)
+    settled: threading.Condition = field(default_factory=threading.Condition)
 
 
 def _state(core: Any) -> _State:
@@ -108,12 +112,33 @@ def journal(core: Any, event: str, items: list[dict[str, Any]]) -> list[int]:
             _spool_or_lose(core, entry, exc)
             return []
     try:
-        spool.write(core.paths.data, entry)
+        path = spool.write(core.paths.data, entry)
     except (OSError, TypeError, ValueError) as exc:
         failed(core, exc, "saving a capture", kept=False)
         return []
+    st = _state(core)
+    with st.settled:
+        st.unsettled[path] = str(items[0].get("session"))
     schedule(core)
     return []
+
+
+def settle(core: Any, session: str | None, timeout: float) -> bool:
+    """Wait (at most ``timeout`` s) until the captures of ``session`` this process journaled are stored; True
+    when none is left. A prompt reads the store after this, so its recall and the rules in force include the
+    session's earlier prompts whatever the background round's progress (same input, same output)."""
+    st = _state(core)
+    key = str(session)
+    with st.settled:
+        return st.settled.wait_for(lambda: key not in st.unsettled.values(), timeout)
+
+
+def _settled(core: Any, paths: Iterable[str]) -> None:
+    st = _state(core)
+    with st.settled:
+        for path in paths:
+            st.unsettled.pop(path, None)
+        st.settled.notify_all()
 
 
 def _spool_or_lose(core: Any, entry: dict[str, Any], cause: BaseException) -> None:
@@ -160,6 +185,7 @@ def process(core: Any) -> list[int]:
                 break
             try:
                 new += _store_entries(core, waiting[i : i + BATCH])
+                _settled(core, waiting[i : i + BATCH])  # stored, or set aside: either way nothing to wait for
             except _Environment as exc:
                 failed(core, exc.__cause__ or exc, "storing captures", kept=True)
                 _backoff(st)
@@ -235,6 +261,12 @@ def _add(core: Any, groups: list[list[dict[str, Any]]]) -> list[int]:
     # A prompt's own vector came with it (made once while the hook prepared the prompt); the rest is embedded here.
     capture.embed_items(core, items, capture.known_vectors(core, items))
     added = capture.store_items(core, items)
+    stored = [(a.id, it["dedupe_key"]) for a, it in zip(added, items)
+              if a.new and a.id is not None and str(it.get("dedupe_key") or "").startswith("prompt:")]
+    if stored:  # rules the hook recorded while these prompts waited here get their memory ids
+        from .standing.active import link_captures
+
+        core.store.write(lambda conn: link_captures(conn, stored))
     audit_error = core.store.audit_error()
     if audit_error:  # stored; only the log entries wait (their intents are kept)
         failed(core, StoreError(audit_error), "writing the audit log", kept=True, stored=True)

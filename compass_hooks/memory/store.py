@@ -64,7 +64,7 @@ MAX_TEXT = 20_000  # characters; longer texts are cut (a memory is a turn, not a
 
 _COLUMNS = ("id", "project", "session", "role", "kind", "text", "context", "created", "source", "ref", "pinned",
             "flags", "hash", "dedupe_key", "meta", "tags")
-# tags live in their own table (migration 4); one comma list per row, read with the row.
+# tags live in their own table (migration 5); one comma list per row, read with the row.
 _SELECT = ("SELECT " + ", ".join(_COLUMNS[:-1])
            + ", (SELECT group_concat(tag, ',') FROM memory_tags t WHERE t.memory_id = memories.id) FROM memories")
 MAX_TAGS = 16

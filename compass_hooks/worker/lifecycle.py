@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import locks
 from .protocol import WORKER_MODULE
 
 
@@ -88,19 +89,7 @@ def acquire_lock(paths: Any) -> int | None:
 
 def lock_held(paths: Any) -> bool:
     """True when some process holds the worker lock (a worker is alive or starting)."""
-    try:
-        fd = os.open(paths.worker_lock, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    return locks.held(paths.worker_lock)
 
 
 def pid_alive(pid: int) -> bool:

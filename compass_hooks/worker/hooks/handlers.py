@@ -7,17 +7,20 @@ still answers. Captures are written to the capture spool here, before the answer
 the worker's background thread afterwards (``memory.queue``); in process (no
 worker) they are stored at once.
 
-- SessionStart: on ``source`` compact/resume ingest the transcript first; then the
-  session brief (standing constraints, recent decisions) as context. After a
-  compaction this is what re-injects the constraints.
+- SessionStart: on ``source`` compact/resume ingest the transcript first and carry over the standing
+  instructions of the session it continues under a new id; then the session brief (standing instructions,
+  constraints, recent decisions) as context. After a compaction this is what re-injects the constraints.
 - UserPromptSubmit: prepare the prompt once (:func:`prepare_prompt`: project id, harness verdict, drift's
-  rules, memory's cleaned text, one embedder call), then drift check, recall related memories, and capture
-  the prompt (deferred), all three reading that one context.
+  rules, memory's cleaned text, one embedder call), then drift check, the standing instructions in force,
+  recall related memories, and last the capture of the prompt (deferred), all reading that one context.
+  Deterministic: this prompt's capture is queued only after every read for its answer, and a prompt first
+  waits (bounded) for the captures the same session queued before it, so the same conversation replayed
+  gives the same context.
 - PreToolUse (Bash): the regex rules -> ``permissionDecision`` per
   ``hooks.pretooluse`` (ask | deny | off). The hook client runs the same check
   without a worker; this handler serves ``compass-hook hook`` and the op.
-- PreCompact: ingest the transcript so nothing said before compaction is lost
-  (PreCompact output cannot add context; SessionStart(compact) does that).
+- PreCompact: ingest the transcript so nothing said before compaction is lost, and note the session id
+  being compacted (PreCompact output cannot add context; SessionStart(compact) does that).
 - Stop: capture the assistant's last message (inline, not deferred). No output.
 """
 
@@ -33,6 +36,20 @@ from .guard import pretooluse_decision
 
 log = get_logger("hook")
 MIN_RECALL_BUDGET = 200  # below this a memory block is not worth showing
+# How long a prompt waits for its session's earlier captures (a person types for seconds between prompts, so
+# in use nothing waits; a replay or a fast script would otherwise read a store the last capture has not reached).
+PENDING_WAIT_S = 1.5
+
+
+def _settle(core: Any, session: str | None) -> None:
+    """Wait (bounded) until the captures this session journaled earlier are stored: what a prompt reads must
+    not depend on how far the worker's background round got (same input, same output)."""
+    mem = _memory_api()
+    if mem is None or core.state.get("worker.defer") is None:
+        return  # in process, a capture is stored when it is journaled
+    if not _run("memory.settle", mem.settle, core, session, PENDING_WAIT_S, default=True):
+        log.warning("earlier captures of session %s still being stored after %.1f s; answering without them",
+                    session, PENDING_WAIT_S)
 
 
 def _run(name: str, fn: Callable[..., Any], *args: Any, default: Any = None, **kwargs: Any) -> Any:
@@ -125,8 +142,11 @@ def session_start(core: Any, ev: events.SessionStart) -> dict[str, Any]:
     mem = _memory_api()
     if mem is None:
         return {}
+    _settle(core, ev.session_id)
     if ev.source in ("compact", "resume") and ev.transcript_path:
         _run("memory.ingest_transcript", mem.ingest_transcript, core, ev)
+    if ev.source in ("compact", "resume"):
+        _run("memory.continue_session", mem.continue_session, core, ev)
     brief = _run("memory.session_brief", mem.session_brief, core, ev, budget=_budget(core), default="")
     return _context([brief])
 
@@ -135,6 +155,7 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
     budget = _budget(core)
     mem = _memory_api()
     drift_api = _drift_api()
+    _settle(core, ev.session_id)
     prompt = _run("prepare_prompt", prepare_prompt, core, ev, mem, drift_api)
     if prompt is None:
         return {}
@@ -146,17 +167,23 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
             block = _run("drift.format_block", drift_api.format_block, result, [], default="")
             if block:
                 blocks.append(block)
-    remaining = budget - sum(len(b) + 2 for b in blocks)
-    if mem is not None and remaining >= MIN_RECALL_BUDGET:
-        # Only an alert asks memory for related constraints (a second search): plain scores do not.
-        alert = result if result and result.get("alert") else None
-        recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, prompt, drift=alert,
-                      budget=remaining, default="")
-        if recall:
-            blocks.append(recall)
     if mem is not None:
-        # Durable before the answer, stored after it; journaled after this prompt's own recall, so a prompt is
-        # never among its own results.
+        # The standing instructions first, whatever the prompt is about; topical memories after them.
+        remaining = budget - sum(len(b) + 2 for b in blocks)
+        rules = _run("memory.instructions_for_prompt", mem.instructions_for_prompt, core, prompt, budget=remaining,
+                     default="")
+        if rules:
+            blocks.append(rules)
+        remaining = budget - sum(len(b) + 2 for b in blocks)
+        if remaining >= MIN_RECALL_BUDGET:
+            # Only an alert asks memory for related constraints (a second search): plain scores do not.
+            alert = result if result and result.get("alert") else None
+            recall = _run("memory.recall_for_prompt", mem.recall_for_prompt, core, prompt, drift=alert,
+                          budget=remaining, default="")
+            if recall:
+                blocks.append(recall)
+        # Last, after every read of this prompt: the capture is journaled (durable before the answer) and the
+        # rules it sets are recorded now, so this prompt never sees them and the next prompt always does.
         _run("memory.capture_prompt", mem.capture_prompt, core, prompt)
     return _context(blocks)
 
@@ -170,8 +197,12 @@ def pre_tool_use(core: Any, ev: events.PreToolUse) -> dict[str, Any]:
 
 def pre_compact(core: Any, ev: events.PreCompact) -> dict[str, Any]:
     mem = _memory_api()
-    if mem is not None and ev.transcript_path:
+    if mem is None:
+        return {}
+    _settle(core, ev.session_id)
+    if ev.transcript_path:
         _run("memory.ingest_transcript", mem.ingest_transcript, core, ev)
+    _run("memory.pre_compact", mem.pre_compact, core, ev)
     return {}
 
 
