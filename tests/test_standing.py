@@ -346,7 +346,8 @@ def test_instructions_train_cli_writes_where_the_detector_reads(cli_runner, comp
     small.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in picked) + "\n", encoding="utf-8")
     res = cli_runner.invoke(cli, ["instructions", "train", "--model", "fake", "--dev", str(small), "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
+    assert "embedding" in res.stderr and "fitting" in res.stderr  # progress, on stderr
     assert out["file"] == str(compass_home / "calibration" / "instructions" / "fake-64.json")
     assert detect.load_weights(Path(out["file"])).meta["trained_on"]["items"] == len(picked)
 

@@ -3,6 +3,7 @@ training (docs/memory.md, "Standing instructions")."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -55,7 +56,7 @@ def list_cmd(project: str | None, session: str | None, include_retired: bool, as
 @click.option("--json", "as_json", is_flag=True, help="Print the written weights' summary as JSON.")
 def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, as_json: bool) -> None:
     """Fit the standing-instruction detector for an embedding model on the dev set (reproducible: fixed folds,
-    closed-form fits); the threshold keeps out-of-fold precision >= 0.97."""
+    closed-form fits); the threshold keeps out-of-fold precision >= 0.97. Progress goes to stderr."""
     from ..core import Core
     from ..embedding import get_embedder
     from ..memory.standing import detect, train
@@ -66,7 +67,17 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, a
     items = train.load(dev)
 
     def embed(texts: list[str]):
-        return embedder.embed(texts)
+        # Progress on stderr while the dev set is embedded (the longest part), then the fit.
+        import numpy as np
+
+        batch, parts = 32, []
+        with click.progressbar(length=len(texts), label=f"embedding {len(texts)} texts with {embedder.name}",
+                               file=sys.stderr) as bar:
+            for i in range(0, len(texts), batch):
+                parts.append(embedder.embed(texts[i:i + batch]))
+                bar.update(len(texts[i:i + batch]))
+        click.echo("fitting the detector (cross-validated)...", err=True)
+        return np.vstack(parts) if parts else embedder.embed(texts)
 
     weights = train.train(items, embed, embedder.name, int(embedder.dim), source=dev.name)
     target = out or detect.weights_candidates(core.paths, embedder.name)[0]
