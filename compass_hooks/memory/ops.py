@@ -236,7 +236,7 @@ def edit_op(core: Any, id: Any, text: str | None = None, kind: str | None = None
             tags: Sequence[str] | str | None = None, add_tags: Sequence[str] | str | None = None,
             remove_tags: Sequence[str] | str | None = None, source: str = "cli") -> dict:
     """Change a memory in place: ``text`` (privacy pass, re-embedded, search rows and neighbours' context
-    rebuilt), ``kind``, ``pin``, ``tags`` (replace) / ``add_tags`` / ``remove_tags``. Audited as an ``edit``.
+    rebuilt; a user prompt's standing instructions re-detected from the new text), ``kind``, ``pin``, ``tags`` (replace) / ``add_tags`` / ``remove_tags``. Audited as an ``edit``.
     -> ``{"memory": {...}, "changed": [fields], "before": {...}}``."""
     if source not in SOURCES:
         raise InvalidInput(f"unknown source {source!r}", f"one of: {', '.join(SOURCES)}")
@@ -272,8 +272,27 @@ def edit_op(core: Any, id: Any, text: str | None = None, kind: str | None = None
             from ..logs import get_logger
 
             get_logger("memory").exception("context update after edit failed for %d", mid)
+        _observe_edited(core, after, vector)
     now = time.time()
     return _audit_note(core, {"memory": public(after, now), "changed": changed, "before": public(before, now)})
+
+
+def _observe_edited(core: Any, memory: dict, vector: Any) -> None:
+    """A captured user prompt's new text may set or lift standing instructions, as when it was first captured
+    (the store dropped the rules of its old text). What `remember` or `import` stored, and rule sentences split
+    from a prompt, never went through the detector, so they do not now either."""
+    if memory["role"] != "user" or memory["source"] != "hook" or memory["meta"].get("derived_from"):
+        return
+    from .standing import api as standing
+
+    try:
+        standing.observe(core, memory["text"], memory["project"], memory["session"], int(memory["id"]),
+                         memory["flags"], {memory["text"]: vector} if vector is not None else None,
+                         created=memory["created"])
+    except Exception:  # noqa: BLE001 - the edit is stored; a detector failure must not undo it
+        from ..logs import get_logger
+
+        get_logger("memory").exception("standing-instruction detection failed after edit of %s", memory["id"])
 
 
 @op("forget")

@@ -570,8 +570,9 @@ class Store:
         pinned, tags (``tags`` replaces them; ``add_tags`` / ``remove_tags`` adjust). One transaction with its
         audit intent; the FTS row follows through the update trigger. A memory stored by ``remember`` gets the
         key of its new text, so remembering the new text again finds it and the old text is new again.
-        Returns the row after the change. Unknown id: :class:`NotFound`; a text another memory of the project
-        already has (same kind): :class:`InvalidInput`."""
+        A new text drops the standing instructions recorded from the old one. Returns the row after the change.
+        Unknown id: :class:`NotFound`; a text another memory of the project already has (same kind):
+        :class:`InvalidInput`."""
         before = self.get(memory_id)
         mid = int(before["id"])
         after = dict(before)
@@ -614,6 +615,10 @@ class Store:
                 conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (mid,))
                 if embedding is not None:
                     self._put_embedding(conn, mid, model, embedding)
+                # The standing instructions said in the old words go with them, as forget's cascade takes them
+                # (a rule kept after its words changed would go on being shown as the user's); the caller
+                # detects the new text's rules (memory/ops.py edit).
+                conn.execute("DELETE FROM instructions WHERE memory_id = ?", (mid,))
             return self._intents(conn, [change])
 
         self._report([change], self._write(run))
