@@ -107,6 +107,22 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
+def embed_with_progress(embedder: Any, texts: list[str], batch: int = 32) -> Any:
+    """``embedder.embed(texts)`` in batches with a progress bar on stderr (stdout may be JSON): what the long
+    training and evaluation commands show while they embed their data sets."""
+    import numpy as np
+
+    if not texts:
+        return embedder.embed(texts)
+    parts = []
+    with click.progressbar(length=len(texts), label=f"embedding {len(texts)} texts with {embedder.name}",
+                           file=sys.stderr) as bar:
+        for i in range(0, len(texts), batch):
+            parts.append(embedder.embed(texts[i:i + batch]))
+            bar.update(len(texts[i:i + batch]))
+    return np.vstack(parts)
+
+
 def _discover() -> None:
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if mod.name.startswith("cmd_"):

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import click
 
-from . import echo_json
+from . import echo_json, embed_with_progress
 
 
 def _call(op: str, **args):
@@ -152,8 +151,6 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, s
     tracked file changes only with --shipped. Uses the packs from drift.packs (not your user pack) so a
     calibration does not depend on local anchors. Progress goes to stderr.
     """
-    import numpy as np
-
     from ..core import Core
     from ..drift import pack as pm
     from ..drift import train as tr
@@ -169,15 +166,7 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, s
     anchors = pm.load_anchors(files)
     dev_paths = [dev_file] if dev_file else list(tr.DEV_SETS)
     items = [it for p in dev_paths for it in tr.load_labelled(p)]
-    texts = [a.text for a in anchors] + [it["text"] for it in items]
-    batch = 32
-    parts = []
-    with click.progressbar(length=len(texts), label=f"embedding {len(texts)} texts with {embedder.name}",
-                           file=sys.stderr) as bar:
-        for i in range(0, len(texts), batch):
-            parts.append(embedder.embed(texts[i:i + batch]))
-            bar.update(len(texts[i:i + batch]))
-    vectors = np.vstack(parts)
+    vectors = embed_with_progress(embedder, [a.text for a in anchors] + [it["text"] for it in items])
     index = AnchorIndex(anchors, vectors[: len(anchors)])
     click.echo(f"fitting the calibration ({tr.FOLDS}-fold cross-validation by scenario)...", err=True)
     model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),

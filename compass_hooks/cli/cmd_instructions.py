@@ -3,12 +3,11 @@ training (docs/memory.md, "Standing instructions")."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from . import echo_json
+from . import echo_json, embed_with_progress
 
 
 @click.group("instructions")
@@ -67,17 +66,9 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, a
     items = train.load(dev)
 
     def embed(texts: list[str]):
-        # Progress on stderr while the dev set is embedded (the longest part), then the fit.
-        import numpy as np
-
-        batch, parts = 32, []
-        with click.progressbar(length=len(texts), label=f"embedding {len(texts)} texts with {embedder.name}",
-                               file=sys.stderr) as bar:
-            for i in range(0, len(texts), batch):
-                parts.append(embedder.embed(texts[i:i + batch]))
-                bar.update(len(texts[i:i + batch]))
+        vectors = embed_with_progress(embedder, texts)
         click.echo("fitting the detector (cross-validated)...", err=True)
-        return np.vstack(parts) if parts else embedder.embed(texts)
+        return vectors
 
     weights = train.train(items, embed, embedder.name, int(embedder.dim), source=dev.name)
     target = out or detect.weights_candidates(core.paths, embedder.name)[0]
