@@ -26,6 +26,7 @@ import pytest
 
 from compass_hooks.cli import cli
 from compass_hooks.memory import inject
+from compass_hooks.memory.standing import api as standing
 from compass_hooks.paths import get_paths
 from compass_hooks.textrules.instructions import instruction_flags
 from tests.mcp_client import stdio_session
@@ -38,7 +39,9 @@ DATA = ROOT / "tests" / "data" / "adversarial"
 HOOKS = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
 SECRETS = [json.loads(line) for line in (DATA / "secrets.jsonl").read_text("utf-8").splitlines()]
 INJECTION = [json.loads(line) for line in (DATA / "injection.jsonl").read_text("utf-8").splitlines()]
-HEADERS = (inject.MEMORY_HEADER, inject.BRIEF_HEADER, inject.COMPACT_HEADER, inject.RELATED_HEADER)
+HEADERS = (inject.MEMORY_HEADER, inject.BRIEF_HEADER, inject.COMPACT_HEADER, inject.RELATED_HEADER, standing.HEADER)
+# A standing instruction as the block renders it: one quoted rule (its own quotes neutralised), then where and when.
+_STANDING_ITEM = re.compile(r"- \u201c[^\u201c\u201d]*\u201d \([a-z ]+, [^()]+\)")
 
 
 @pytest.fixture(autouse=True)
@@ -146,7 +149,7 @@ def _lines_are_ours(context: str) -> bool:
                 return False
             continue
         for line in lines:
-            if line in HEADERS:
+            if line in HEADERS or _STANDING_ITEM.fullmatch(line):
                 continue
             if not (line.startswith("- ") and line.endswith("]") and "[#" in line and line.count("\u201c") <= 1):
                 return False
