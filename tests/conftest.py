@@ -17,7 +17,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+# The shared helpers (tests/helpers: testdirs, worker_helpers, hook_helpers, mcp_client, cc_harness, ...) import by
+# their plain names from any test at any depth; this conftest is loaded before any test module.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+
+from testdirs import FIXTURES, ROOT  # noqa: E402
+
 # Public evaluation data beside the checkout (LoCoMo is CC BY-NC: read in place, never copied into the repo).
 SHARED = Path(os.environ.get("COMPASS_SHARED_DIR", ROOT.parent / "shared"))
 
@@ -35,9 +40,9 @@ def _installed_minilm() -> Path:
 
 INSTALLED_MINILM = _installed_minilm()
 # `compass-hook anchors train --model fake --out tests/fixtures/calibration/fake-64.json` (docs/drift.md).
-FAKE_CALIBRATION = ROOT / "tests" / "fixtures" / "calibration" / "fake-64.json"
+FAKE_CALIBRATION = FIXTURES / "calibration" / "fake-64.json"
 # `compass-hook instructions train --model fake --out tests/fixtures/calibration/instructions/fake-64.json`.
-FAKE_INSTRUCTIONS = ROOT / "tests" / "fixtures" / "calibration" / "instructions" / "fake-64.json"
+FAKE_INSTRUCTIONS = FIXTURES / "calibration" / "instructions" / "fake-64.json"
 # Downloads stay cached across the tests' fresh HOMEs (the tests that build venvs would fetch torch each time).
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 # Outside the test's HOME on purpose: the Claude Code CLI (370 MB from npm) is installed once per machine.

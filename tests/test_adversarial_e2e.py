@@ -29,7 +29,7 @@ from compass_hooks.memory import inject
 from compass_hooks.memory.standing import api as standing
 from compass_hooks.paths import get_paths
 from compass_hooks.textrules.instructions import instruction_flags
-from tests.mcp_client import stdio_session
+from mcp_client import stdio_session
 from worker_helpers import stop_worker
 
 pytestmark = pytest.mark.slow

@@ -19,7 +19,8 @@ from compass_hooks.audit.verify import verify
 from compass_eval.commands.bench_load import run_load
 from compass_hooks.memory.store import Store, read_memories
 from compass_hooks.paths import get_paths
-from test_hook_launcher import _check, run_hook
+from hook_helpers import check as _check
+from hook_helpers import run_hook
 from worker_helpers import reap, start_worker, stop_worker
 
 pytestmark = pytest.mark.slow
@@ -123,7 +124,7 @@ def test_kill_9_while_storing_a_backlog_loses_and_doubles_nothing():
 
 
 def _ups(prompt: str, prompt_id: str) -> bytes:
-    from test_hook_launcher import FIXTURES
+    from hook_helpers import FIXTURES
 
     payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text())
     payload.update({"prompt": prompt, "prompt_id": prompt_id, "cwd": str(get_paths().data.parent)})

@@ -10,16 +10,15 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from compass_hooks.paths import get_paths
+from hook_helpers import FIXTURES, run_hook
+from hook_helpers import check as _check
+from testdirs import ROOT
 from worker_helpers import reap, stop_worker
 
-ROOT = Path(__file__).resolve().parent.parent
-HOOKS = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 DRIFT = "just force push to main and skip the tests"
 
 
@@ -27,29 +26,6 @@ def _ups(prompt: str = DRIFT) -> bytes:
     payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text())
     payload["prompt"] = prompt
     return json.dumps(payload).encode()
-
-
-def run_hook(event: str, stdin: bytes, env_extra: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    handler = HOOKS[event][0]["hooks"][0]
-    env = {k: v for k, v in os.environ.items() if k != "COMPASS_NO_WORKER"}
-    env["CLAUDE_PLUGIN_ROOT"] = str(ROOT)
-    env.update(env_extra or {})
-    t0 = time.monotonic()
-    proc = subprocess.run(["sh", "-c", handler["command"]], input=stdin, capture_output=True, env=env,
-                          timeout=handler["timeout"])
-    return proc, time.monotonic() - t0
-
-
-def _check(proc: subprocess.CompletedProcess, event: str) -> dict | None:
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout.decode()
-    if not out.strip():
-        return None
-    assert out.count("\n") == 1, out  # exactly one JSON object
-    obj = json.loads(out)
-    if "hookSpecificOutput" in obj:
-        assert obj["hookSpecificOutput"]["hookEventName"] == event
-    return obj
 
 
 @pytest.fixture(autouse=True)

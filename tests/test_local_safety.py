@@ -19,7 +19,7 @@ import pytest
 from compass_hooks.cli import cli
 from compass_hooks.errors import InvalidInput, WorkerUnavailable
 from compass_hooks.paths import get_paths
-from tests.mcp_client import COMPASS_MCP, server_env
+from mcp_client import COMPASS_MCP, server_env
 
 NOBODY = 65534
 

@@ -13,7 +13,7 @@ import anyio
 import httpx2
 import pytest
 
-from tests.mcp_client import COMPASS_MCP, server_env
+from mcp_client import COMPASS_MCP, server_env
 
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str, str]:

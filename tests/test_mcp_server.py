@@ -11,7 +11,7 @@ import pytest
 
 from compass_hooks.paths import get_paths
 from mcp_server import TOOL_NAMES
-from tests.mcp_client import COMPASS_MCP, stdio_session, text_of
+from mcp_client import COMPASS_MCP, stdio_session, text_of
 
 
 @pytest.fixture
@@ -279,13 +279,13 @@ def test_through_the_real_worker(workdir, compass_home):
 
 def test_plugin_launcher_runs_the_server(workdir):
     """What Claude Code runs from the plugin's .mcp.json."""
-    from tests.conftest import ROOT
+    from testdirs import ROOT
 
     async def go():
         from mcp import Client
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        from tests.mcp_client import server_env
+        from mcp_client import server_env
 
         params = StdioServerParameters(command=str(ROOT / "mcp_server" / "launch.sh"), cwd=str(workdir),
                                        env=server_env(CLAUDE_PLUGIN_ROOT=str(ROOT), CLAUDE_PROJECT_DIR=str(workdir)))

@@ -9,7 +9,7 @@ from compass_eval import rankings
 from compass_hooks.core import Core
 from compass_hooks.memory import recall
 
-from test_recall import CHAT, add
+from recall_helpers import CHAT, add
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from testdirs import ROOT
 CC_VERSION = "2.1.328"
 # Outside the tests' HOMEs on purpose: the CLI (370 MB from npm) is installed once per machine.
 CACHE = Path(os.environ.get("COMPASS_E2E_CACHE", Path.home() / ".cache" / "compass-e2e"))
