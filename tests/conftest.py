@@ -140,3 +140,14 @@ def cli_runner():
 @pytest.fixture
 def python_exe():
     return sys.executable
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers by directory: everything under tests/e2e/ (the real Claude Code CLI, the README's install paths,
+    from-scratch venvs) is ``e2e`` and ``slow``. tests/unit/ and tests/integration/ mark their own slow modules
+    and tests (``slow``: more than ~2 s here), so ``-m "not slow"`` is the fast loop."""
+    e2e = Path(__file__).resolve().parent / "e2e"
+    for item in items:
+        if Path(item.path).is_relative_to(e2e):
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.slow)

@@ -100,6 +100,7 @@ WRONG_TYPES = [
 ]
 
 
+@pytest.mark.slow
 def test_wrong_types_fail_open_through_the_worker():
     for payload in WRONG_TYPES:
         proc, _ = run_hook("UserPromptSubmit", json.dumps(payload).encode())

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from compass_eval.cli import bench_group
 from compass_hooks.cli import cli
+
+pytestmark = pytest.mark.slow  # runs the hook launcher and a worker: ~2.5 s a test here
 
 
 def test_bench_group_comes_from_compass_eval_through_the_entry_point(cli_runner):

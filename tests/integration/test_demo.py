@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from compass_hooks.cli import cli
+
+pytestmark = pytest.mark.slow  # the scripted session through the real launcher: ~3 s a test here
 
 
 def test_demo_runs_the_real_hooks_and_leaves_user_data_alone(cli_runner, compass_home):

@@ -20,7 +20,7 @@ from compass_hooks.drift.lang import LANGS
 import testdirs
 
 ROOT = testdirs.ROOT
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.slow]  # loads MiniLM, embeds the held-out sets: ~16 s
 
 
 def _summarize(tmp_path_factory, name: str) -> dict:

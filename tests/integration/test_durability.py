@@ -174,6 +174,7 @@ def test_an_opted_out_project_is_not_even_spooled(core, repo):
 # --------------------------------------------------------------------------- failures, visibly
 
 
+@pytest.mark.slow
 def test_disk_full_is_named_the_capture_kept_and_the_user_told_once(core, repo):
     w = Worker(core)
     for i in range(3):
@@ -265,6 +266,7 @@ def test_audit_verify_keeps_failed_when_the_reader_closes_the_pipe(cli_runner, c
     assert r.exit_code == 1 and "FAILED" in r.output
 
 
+@pytest.mark.slow
 def test_audit_verify_piped_into_head_as_a_shell_pipeline(core):
     core.store.add("audited", project="p")
     for i in range(200):  # many problems: many lines, so the writer meets the closed pipe

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from compass_hooks.cli import cli
 import testdirs
 
-pytestmark = pytest.mark.export
+pytestmark = [pytest.mark.export, pytest.mark.slow]  # imports torch and exports: ~7 s before the first test
 
 FIXTURES = testdirs.FIXTURES
 TEXTS = [

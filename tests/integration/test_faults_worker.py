@@ -24,6 +24,7 @@ def worker():
     stop_worker()
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_request_gives_a_clear_error_then_recovers(worker):
     from compass_hooks.worker import client, lifecycle
     from compass_hooks.worker.client import WorkerService

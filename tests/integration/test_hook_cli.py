@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from compass_hooks.cli import cli
 from worker_helpers import stop_worker
 import testdirs
@@ -26,6 +28,7 @@ def test_hook_command_in_process(cli_runner):
     assert res.exit_code == 2 and "no-such-event" in res.output
 
 
+@pytest.mark.slow
 def test_worker_commands(cli_runner):
     res = cli_runner.invoke(cli, ["worker", "status", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["running"] is False

@@ -19,6 +19,8 @@ from hook_helpers import check as _check
 from testdirs import ROOT
 from worker_helpers import reap, stop_worker
 
+pytestmark = pytest.mark.slow  # the real launcher, cold workers, 8 concurrent hooks: 13 s in all here
+
 DRIFT = "just force push to main and skip the tests"
 
 

@@ -10,9 +10,13 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from compass_hooks.paths import get_paths
 from compass_hooks.service import LocalService
 from worker_helpers import start_worker, stop_worker
+
+pytestmark = pytest.mark.slow  # a real worker merging a store: ~2.5 s here
 
 OLD_TEXTS = ["From now on never push to main; open a pull request.", "We decided to keep SQLite for the cache.",
              "Use pnpm, not npm, in this repo."]

@@ -91,6 +91,7 @@ def test_the_users_own_data_dir_symlink_is_fine(tmp_path):
 # --------------------------------------------------------------------------- the HTTP transport
 
 
+@pytest.mark.slow
 def test_http_on_a_taken_port_says_so_in_one_line_and_shows_no_token(tmp_path, compass_home):
     squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     squatter.bind(("127.0.0.1", 0))

@@ -15,6 +15,8 @@ import pytest
 
 from mcp_client import COMPASS_MCP, server_env
 
+pytestmark = pytest.mark.slow  # a real HTTP compass-mcp per test: 1-6 s each here
+
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str, str]:
     """Start `compass-mcp --http --port 0`; return (proc, url, stderr so far)."""

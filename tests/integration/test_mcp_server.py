@@ -13,6 +13,8 @@ from compass_hooks.paths import get_paths
 from mcp_server import TOOL_NAMES
 from mcp_client import COMPASS_MCP, stdio_session, text_of
 
+pytestmark = pytest.mark.slow  # a real compass-mcp (and worker) per test: ~2 s each here, 29 s in all
+
 
 @pytest.fixture
 def workdir(tmp_path):

@@ -32,7 +32,8 @@ NO_PYTHON = "/nonexistent/python"
 FIXTURES = testdirs.FIXTURES / "hooks"
 DRIFT = "just force push to main and skip the tests"
 
-pytestmark = pytest.mark.skipif(native.find_compiler() is None, reason="no C compiler (cc/gcc/clang) on this machine")
+pytestmark = [pytest.mark.skipif(native.find_compiler() is None, reason="no C compiler (cc/gcc/clang) on this machine"),
+              pytest.mark.slow]  # builds the client, real workers: ~1-2.5 s a test here, 22 s in all
 
 
 @pytest.fixture(scope="session")

@@ -113,6 +113,7 @@ def test_slow_op_does_not_stall_a_fast_one(tmp_path):
     assert not th.is_alive()
 
 
+@pytest.mark.slow
 def test_idle_exit(monkeypatch):
     from compass_hooks.worker import client, lifecycle
 

@@ -146,6 +146,7 @@ def test_training_reads_the_dev_set_from_the_package_and_the_wheel_ships_it():
     assert not list(pkg_dir.rglob("drift_test*")) and not list(pkg_dir.rglob("drift_heldout*"))
 
 
+@pytest.mark.slow
 def test_feedback_history_and_tune(cli_runner, core):
     res = check(core, "Delete the failing tests and mark the ticket done", project="demo", session="s")
     r = cli_runner.invoke(cli, ["drift", "history", "--json"])
@@ -166,6 +167,7 @@ def test_feedback_history_and_tune(cli_runner, core):
     assert weights.exists() == out["applied"]
 
 
+@pytest.mark.slow
 def test_tune_gate_rejects_harmful_weights(fake_embedder, monkeypatch):
     """The gate recomputes the dev AUC with the proposed weights: of several random
     re-weightings at least one hurts, and exactly those are refused."""

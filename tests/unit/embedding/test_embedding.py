@@ -46,6 +46,7 @@ def test_factory_missing_model_names_the_export_command(tmp_path, monkeypatch):
     assert "compass-hook model export --model nope" in str(err.value)
 
 
+@pytest.mark.slow
 @pytest.mark.model
 def test_onnx_matches_sentence_transformers(real_model):
     st_mod = pytest.importorskip("sentence_transformers")
@@ -61,6 +62,7 @@ def test_onnx_matches_sentence_transformers(real_model):
     assert cos.min() >= 0.999, cos
 
 
+@pytest.mark.slow
 @pytest.mark.model
 def test_onnx_batching_keeps_order(real_model):
     from compass_hooks.config import load_config

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from compass_hooks.cli import cli
 import testdirs
 
@@ -21,6 +23,7 @@ def _subset(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_eval_retention_reports_every_figure(cli_runner, tmp_path, compass_home):
     res = cli_runner.invoke(cli, ["eval", "retention", str(_subset(tmp_path)), "--model", "fake", "--json"])
     assert res.exit_code == 0, res.output

@@ -73,6 +73,7 @@ def test_eval_locomo_rejects_a_non_locomo_file(tmp_path, cli_runner):
     assert res.exit_code != 0 and "not a LoCoMo file" in res.output
 
 
+@pytest.mark.slow
 @pytest.mark.model
 def test_locomo_first_conversation_recall_floor(real_model, shared_dir, cli_runner):
     """Conversation 0 (419 turns, 197 questions) with MiniLM. Measured: hybrid
