@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,22 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 from testdirs import FIXTURES, ROOT  # noqa: E402
+
+
+class _OldImportPath(types.ModuleType):
+    """``from tests.mcp_client import ...`` in test files written before the helpers moved: the helper, imported
+    on first use. A module file named tests/mcp_client.py would shadow the helper whenever pytest puts tests/ on
+    sys.path ahead of tests/helpers (it inserts each test file's folder as it imports it)."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # __file__, __spec__ ...: what tools scanning sys.modules ask; no import for them
+            raise AttributeError(name)
+        import mcp_client
+
+        return getattr(mcp_client, name)
+
+
+sys.modules.setdefault("tests.mcp_client", _OldImportPath("tests.mcp_client"))
 
 # Public evaluation data beside the checkout (LoCoMo is CC BY-NC: read in place, never copied into the repo).
 SHARED = Path(os.environ.get("COMPASS_SHARED_DIR", ROOT.parent / "shared"))
