@@ -13,11 +13,33 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+# The shared helpers (tests/helpers: testdirs, worker_helpers, hook_helpers, mcp_client, cc_harness, ...) import by
+# their plain names from any test at any depth; this conftest is loaded before any test module.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+
+from testdirs import FIXTURES, ROOT  # noqa: E402
+
+
+class _OldImportPath(types.ModuleType):
+    """``from tests.mcp_client import ...`` in test files written before the helpers moved: the helper, imported
+    on first use. A module file named tests/mcp_client.py would shadow the helper whenever pytest puts tests/ on
+    sys.path ahead of tests/helpers (it inserts each test file's folder as it imports it)."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # __file__, __spec__ ...: what tools scanning sys.modules ask; no import for them
+            raise AttributeError(name)
+        import mcp_client
+
+        return getattr(mcp_client, name)
+
+
+sys.modules.setdefault("tests.mcp_client", _OldImportPath("tests.mcp_client"))
+
 # Public evaluation data beside the checkout (LoCoMo is CC BY-NC: read in place, never copied into the repo).
 SHARED = Path(os.environ.get("COMPASS_SHARED_DIR", ROOT.parent / "shared"))
 
@@ -35,9 +57,9 @@ def _installed_minilm() -> Path:
 
 INSTALLED_MINILM = _installed_minilm()
 # `compass-hook anchors train --model fake --out tests/fixtures/calibration/fake-64.json` (docs/drift.md).
-FAKE_CALIBRATION = ROOT / "tests" / "fixtures" / "calibration" / "fake-64.json"
+FAKE_CALIBRATION = FIXTURES / "calibration" / "fake-64.json"
 # `compass-hook instructions train --model fake --out tests/fixtures/calibration/instructions/fake-64.json`.
-FAKE_INSTRUCTIONS = ROOT / "tests" / "fixtures" / "calibration" / "instructions" / "fake-64.json"
+FAKE_INSTRUCTIONS = FIXTURES / "calibration" / "instructions" / "fake-64.json"
 # Downloads stay cached across the tests' fresh HOMEs (the tests that build venvs would fetch torch each time).
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 # Outside the test's HOME on purpose: the Claude Code CLI (370 MB from npm) is installed once per machine.
@@ -135,3 +157,14 @@ def cli_runner():
 @pytest.fixture
 def python_exe():
     return sys.executable
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers by directory: everything under tests/e2e/ (the real Claude Code CLI, the README's install paths,
+    from-scratch venvs) is ``e2e`` and ``slow``. tests/unit/ and tests/integration/ mark their own slow modules
+    and tests (``slow``: more than ~2 s here), so ``-m "not slow"`` is the fast loop."""
+    e2e = Path(__file__).resolve().parent / "e2e"
+    for item in items:
+        if Path(item.path).is_relative_to(e2e):
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.slow)

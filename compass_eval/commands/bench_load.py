@@ -125,6 +125,38 @@ def _on_disk(paths: Any) -> dict[str, int]:
     return {"spooled": spool.count(paths.data)}
 
 
+def _where_lost(paths: Any, lost: list[str]) -> dict[str, Any]:
+    """Where the prompts answered but not stored are: a spool entry still waiting or set aside, or nowhere;
+    and the warnings the logs hold (a failed run names its cause instead of leaving a guess)."""
+    from compass_hooks import spool
+
+    folder = spool.spool_dir(paths.data)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    found: dict[str, list[str]] = {}
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        for prompt in lost:
+            if json.dumps(prompt)[1:-1] in text:
+                found.setdefault(prompt, []).append(name)
+    warnings: list[str] = []
+    for name in ("worker.log", "memory.log", "hook.log"):
+        try:
+            with open(paths.logs / name, encoding="utf-8", errors="replace") as fh:
+                warnings += [f"{name}: {line.rstrip()[:300]}" for line in fh
+                             if " WARNING " in line or " ERROR " in line][-10:]
+        except OSError:
+            continue
+    return {"in_spool": {p: found.get(p, []) for p in lost[:5]}, "spooled": spool.count(paths.data),
+            "set_aside": spool.bad_count(paths.data), "log_warnings": warnings}
+
+
 def _interrupt(mode: str, paths: Any, env: dict[str, str]) -> dict[str, Any]:
     """Stop the worker as a user does (`compass-hook worker stop`) or SIGKILL it; how long it took, which pid."""
     from compass_hooks.worker import lifecycle
@@ -202,6 +234,7 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
                 time.sleep(0.25)
                 stored = _stored_prompts(paths.db, paths.audit_log)
             lost = sorted(sent - stored)
+            lost_detail = _where_lost(paths, lost) if lost else None
             # A stored batch's audit entries follow its commit (an intent until then): wait for them too.
             report = verify(paths, read_memories)
             while report.pending and time.monotonic() < deadline:
@@ -215,6 +248,7 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
                 "sessions": sessions, "seconds": round(elapsed, 2), "model": warm.get("model"),
                 "warm_start_s": round(warm_s, 2), "prompts": len(lat), "errors": len(errors),
                 "error_samples": errors[:5], "stored": len(sent & stored), "lost": len(lost), "lost_samples": lost[:3],
+                "lost_detail": lost_detail,
                 "audit_ok": report.ok, "audit_entries": report.entries,
                 "audit_problem": report.problems[0].message if report.problems else None,
                 "throughput_per_s": round(len(lat) / elapsed, 2) if elapsed else 0.0,
@@ -275,6 +309,12 @@ def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, int
                    f"({out['audit_entries']} entries)")
         for e in out["error_samples"] + out["lost_samples"]:
             click.echo(f"  {e}")
+        detail = out["lost_detail"]
+        if detail:
+            click.echo(f"  lost prompts in the spool: {sum(bool(v) for v in detail['in_spool'].values())} of "
+                       f"{len(detail['in_spool'])}; waiting {detail['spooled']}, set aside {detail['set_aside']}")
+            for line in detail["log_warnings"]:
+                click.echo(f"  {line}")
     if not out["ok"]:
         raise SystemExit(1)
 

@@ -1,5 +1,5 @@
 # Copied from /work/shared/tools/claude-e2e/mock_anthropic.py (this project's shared e2e tooling, MIT-style);
-# unchanged apart from this header. Used by tests/test_e2e_claude.py.
+# unchanged apart from this header. Used by tests/e2e/test_e2e_claude.py.
 #!/usr/bin/env python3
 """Tiny offline mock of the Anthropic Messages API (stdlib only).
 

@@ -5,7 +5,7 @@ in the package (compass_hooks/drift/data/drift_dev_ml.jsonl, read by `anchors tr
 By scenario, not by sentence: every item of a scenario (paraphrases, contrast pairs) lands on the same side, so
 a paraphrase of a held-out prompt is never trained on. Deterministic: within each (language, category of the
 scenario's first item) group, scenarios are ordered by sha256 of their id and the first round(30 %) are held
-out, so every language and category is split about 70/30. Stdlib only; `tests/test_drift_split.py` checks the
+out, so every language and category is split about 70/30. Stdlib only; `tests/unit/drift/test_drift_split.py` checks the
 two files are exactly this split.
 
     python tests/data/drift_ml/split.py          # rewrite both files

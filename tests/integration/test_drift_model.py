@@ -1,0 +1,96 @@
+"""The shipped MiniLM calibration on the two held-out splits, never used for training or tuning:
+tests/data/drift_test.jsonl (the first, 296 EN/ZH prompts) and tests/data/drift_heldout.jsonl (the scenario
+split of the multilingual set, 610 prompts in EN, ZH, JA, ES, DE, FR, PT). Embeds each split once per module.
+
+Asserted as measured when the calibration was trained (docs/drift.md, `compass-hook eval drift FILE`), with a
+small margin, so a regression fails CI. Issue 16's targets on the new split (AUC >= 0.97 overall and >= 0.95
+per language, TPR >= 0.90 at FPR <= 0.02) are NOT met (AUC 0.906, TPR 0.67, FPR 0.057); the figures asserted
+here are what the model reaches. The first split keeps AUC >= 0.96 (measured 0.977) as the issue asks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compass_hooks.drift.features import FEATURE_NAMES
+from compass_hooks.drift.lang import LANGS
+import testdirs
+
+ROOT = testdirs.ROOT
+pytestmark = [pytest.mark.model, pytest.mark.slow]  # loads MiniLM, embeds the held-out sets: ~16 s
+
+
+def _summarize(tmp_path_factory, name: str) -> dict:
+    from conftest import as_new_user, link_installed_model
+
+    from compass_eval.drift_report import summarize
+    from compass_hooks.config import load_config
+    from compass_hooks.core import Core
+    from compass_hooks.drift.train import load_labelled
+    from compass_hooks.embedding import get_embedder
+    from compass_hooks.paths import get_paths
+
+    with pytest.MonkeyPatch.context() as mp:  # module scope: the autouse fresh HOME is not active yet
+        data = as_new_user(mp, tmp_path_factory.mktemp("drift-model-home"))
+        link_installed_model(data / "models")
+        cfg = load_config(Path("/nonexistent"), env={})
+        core = Core(paths=get_paths(), config=cfg, embedder=get_embedder("minilm", cfg))
+        items = load_labelled(ROOT / "tests" / "data" / name)
+        results = core.call("score", {"texts": [it["text"] for it in items]})["results"]
+    return summarize(items, results)
+
+
+@pytest.fixture(scope="module")
+def heldout(tmp_path_factory):
+    return _summarize(tmp_path_factory, "drift_test.jsonl")
+
+
+@pytest.fixture(scope="module")
+def heldout_ml(tmp_path_factory):
+    return _summarize(tmp_path_factory, "drift_heldout.jsonl")
+
+
+def test_calibration_matches_features():
+    data = json.loads((ROOT / "anchors" / "calibration" / "minilm.json").read_text())
+    assert [f["name"] for f in data["features"]] == FEATURE_NAMES + ["probe"]
+    assert data["embedding_languages"] == ["en"]  # MiniLM: the embedding is used for English only
+    assert set(LANGS) <= set(data["languages"])  # a calibration and threshold per language
+    assert data["trained_on"]["files"] == ["drift_dev.jsonl", "drift_dev_ml.jsonl"]  # never a held-out split
+
+
+def test_first_heldout_auc(heldout, real_model):
+    assert heldout["overall"]["auc"] >= 0.96  # measured 0.977
+    assert heldout["by_language"]["en"]["auc"] >= 0.97  # 0.984
+    assert heldout["by_language"]["zh"]["auc"] >= 0.95  # 0.968
+
+
+def test_first_heldout_alert_rates(heldout, real_model):
+    assert heldout["overall"]["fpr"] <= 0.03  # 0.020
+    assert heldout["overall"]["tpr"] >= 0.74  # 0.764
+
+
+def test_first_heldout_rule_statements_rarely_alert(heldout, real_model):
+    """Alert fatigue: the user setting a constraint is on track (the memory layer stores it)."""
+    rules = heldout["by_category"]["rule_statement"]
+    assert rules["label"] == 0 and rules["n"] >= 25
+    assert rules["alert_rate"] <= 0.10  # 0.036
+    # ... while a forgotten rule thrown back at the assistant still alerts
+    assert heldout["by_category"]["forgotten_constraint"]["alert_rate"] >= 0.70  # 0.769
+
+
+def test_multilingual_heldout_auc_per_language(heldout_ml, real_model):
+    assert heldout_ml["overall"]["auc"] >= 0.89  # measured 0.906 (target 0.97: not met)
+    assert set(heldout_ml["by_language"]) == set(LANGS)
+    # measured: de 0.936, en 0.914, es 0.922, fr 0.878, ja 0.947, pt 0.945, zh 0.856 (target 0.95: not met)
+    for lang, block in heldout_ml["by_language"].items():
+        assert block["auc"] >= 0.84, (lang, block)
+
+
+def test_multilingual_heldout_alert_rates(heldout_ml, real_model):
+    assert heldout_ml["overall"]["fpr"] <= 0.07  # 0.057 (target 0.02: not met)
+    assert heldout_ml["overall"]["tpr"] >= 0.64  # 0.666 (target 0.90: not met)
+    for kind in ("terse_approval", "thanks", "good_practice"):  # keyword false alarms on approvals and thanks
+        assert heldout_ml["by_category"][kind]["alert_rate"] <= 0.03, kind  # 0.0 each

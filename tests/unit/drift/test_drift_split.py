@@ -1,0 +1,51 @@
+"""The multilingual drift prompts are split dev / held-out by scenario, reproducibly
+(tests/data/drift_ml/split.py), and the held-out split never ships in the package."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+import testdirs
+
+ROOT = testdirs.ROOT
+SOURCES = ROOT / "tests" / "data" / "drift_ml"
+DEV = ROOT / "compass_hooks" / "drift" / "data" / "drift_dev_ml.jsonl"
+HELDOUT = ROOT / "tests" / "data" / "drift_heldout.jsonl"
+LANGS = ("en", "zh", "ja", "es", "de", "fr", "pt")
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_files_are_the_scenario_split_of_the_sources():
+    result = subprocess.run([sys.executable, str(SOURCES / "split.py"), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_no_scenario_on_both_sides_and_nothing_lost():
+    dev, held = _rows(DEV), _rows(HELDOUT)
+    assert not {r["scenario"] for r in dev} & {r["scenario"] for r in held}
+    sources = [r for lang in LANGS for r in _rows(SOURCES / f"{lang}.jsonl")]
+    assert len(sources) >= 2000
+    assert Counter(r["text"] for r in dev + held) == Counter(r["text"] for r in sources)
+
+
+def test_about_seventy_thirty_per_language():
+    dev, held = Counter(r["lang"] for r in _rows(DEV)), Counter(r["lang"] for r in _rows(HELDOUT))
+    for lang in LANGS:
+        share = held[lang] / (held[lang] + dev[lang])
+        assert 0.25 <= share <= 0.35, (lang, share)
+
+
+def test_heldout_is_not_package_data():
+    shipped = {p.name for p in (ROOT / "compass_hooks" / "drift" / "data").iterdir()}
+    assert HELDOUT.name not in shipped and "drift_test.jsonl" not in shipped
+    held_texts = {r["text"] for r in _rows(HELDOUT)} | {r["text"] for r in _rows(ROOT / "tests" / "data" / "drift_test.jsonl")}
+    for f in (ROOT / "compass_hooks" / "drift" / "data").glob("*.jsonl"):
+        shared = held_texts & {r["text"] for r in _rows(f)}
+        # Terse approvals ("ok", "lgtm") are written in several scenarios; nothing longer may be shared.
+        assert all(len(t.split()) == 1 and len(t) <= 6 for t in shared), (f, shared)

@@ -1,0 +1,75 @@
+"""`compass-hook eval retention`: conversations replayed through the real hook handlers (fake embedder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compass_hooks.cli import cli
+import testdirs
+
+DATA = testdirs.DATA / "instructions" / "retention_dev.jsonl"
+
+
+def _subset(tmp_path: Path) -> Path:
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    picked = []
+    for kind in ("instruction", "control", "revoked", "replaced"):
+        picked += [r for r in rows if r["kind"] == kind][:2]
+    out = tmp_path / "subset.jsonl"
+    out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in picked) + "\n", encoding="utf-8")
+    return out
+
+
+@pytest.mark.slow
+def test_eval_retention_reports_every_figure(cli_runner, tmp_path, compass_home):
+    res = cli_runner.invoke(cli, ["eval", "retention", str(_subset(tmp_path)), "--model", "fake", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)  # the progress bar goes to stderr
+    assert report["conversations"] == 8 and report["by_kind"] == {"instruction": 2, "control": 2, "revoked": 2,
+                                                                   "replaced": 2}
+    fp = report["final_prompt"]
+    for key in ("instruction_carried", "instruction_carried_far", "baseline_carried", "baseline_carried_far",
+                "avg_chars", "control_false_rule", "revoked_correct", "replaced_correct"):
+        assert key in fp
+    assert 0.0 <= fp["instruction_carried"] <= 1.0 and fp["avg_chars"] > 0
+    for variant in ("compact-same", "compact-new"):
+        assert set(report[variant]) >= {"brief_carried", "final_carried", "control_false_rule"}
+    assert "rows" not in report
+    # Nothing written where the user's memories live: each conversation had a throw-away data dir.
+    assert not (compass_home / "compass.db").exists()
+
+
+def test_eval_retention_text_output_and_one_variant(cli_runner, tmp_path):
+    res = cli_runner.invoke(cli, ["eval", "retention", str(_subset(tmp_path)), "--model", "fake", "--variant", "plain",
+                                  "--limit", "2"])
+    assert res.exit_code == 0, res.output
+    assert "final prompt carries the instruction" in res.output and "baseline, last 4 user turns" in res.output
+    assert "after compaction" not in res.output
+
+
+def test_eval_retention_help_and_bad_file(cli_runner, tmp_path):
+    res = cli_runner.invoke(cli, ["eval", "retention", "--help"])
+    assert res.exit_code == 0 and "baseline" in res.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "kind": "weird", "turns": [{"role": "user", "text": "hi"}]}\n', encoding="utf-8")
+    res = cli_runner.invoke(cli, ["eval", "retention", str(bad), "--model", "fake"])
+    assert res.exit_code != 0 and "kind must be one of" in res.output
+
+
+def test_eval_instructions_on_labelled_prompts(cli_runner, tmp_path):
+    from compass_hooks.memory.standing import train
+
+    rows = [r for r in train.load() if r["scenario"].startswith(("en-dev-pandas", "zh-dev-supp2-revocations"))]
+    f = tmp_path / "some.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    res = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert "embedding" in res.stderr  # progress, on stderr
+    assert report["items"] == len(rows) and report["model"] == "fake:64"
+    assert {"precision", "recall", "rule_exact", "rule_whole", "action_accuracy", "scope_accuracy"} <= set(report)
+    text = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--errors"])
+    assert text.exit_code == 0 and "precision" in text.output

@@ -1,0 +1,388 @@
+"""Standing instructions: the detector (cues, sentences, rule text, scope, subjects), the store of active rules
+(revocation, replacement, dedupe, scopes, inheritance over a compaction), the block on every prompt and in the
+brief, whole rules in quotes, and deterministic hooks. Fake embedder (its detector weights are test data,
+tests/fixtures/calibration/instructions/fake-64.json)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from compass_hooks.core import Core
+from compass_hooks.memory import api, inject
+from compass_hooks.memory.standing import active, cues, detect
+from compass_hooks.memory.standing import api as standing
+from compass_hooks.memory.standing.detect import Rule
+from compass_hooks.worker.hooks import events, handlers
+import testdirs
+
+ROOT = testdirs.ROOT
+
+
+@pytest.fixture
+def core():
+    c = Core()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def ups(repo, prompt, session="s1", n=0):
+    return {"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": str(repo), "prompt": prompt,
+            "prompt_id": f"p{n}", "transcript_path": None}
+
+
+def ctx(core, payload):
+    return handlers.prepare_prompt(core, events.parse("UserPromptSubmit", payload), mem=api)
+
+
+def say(core, repo, prompt, session="s1", n=0):
+    """One prompt through the real handler; what Compass injected with it."""
+    return handlers.handle(core, "UserPromptSubmit", ups(repo, prompt, session, n)).get("additionalContext", "")
+
+
+def rules_block(context: str) -> str:
+    return "\n\n".join(b for b in context.split("\n\n") if b.startswith("Compass — standing instructions"))
+
+
+# --------------------------------------------------------------------------- cues
+
+
+def test_sentences_skip_code_and_keep_offsets():
+    text = "Why does this fail?\n\n```\n# never do this\nx = 1\n```\nAlso, never use pandas here. Thanks!"
+    us = cues.units(text)
+    assert [u.text for u in us] == ["Why does this fail?", "Also, never use pandas here.", "Thanks!"]
+    assert all(text[u.start:u.end] == u.text for u in us)
+    log = "Bash:\nset -euo pipefail\n# never continue after an error\nWhy does my script still exit?"
+    assert "# never continue after an error" not in [u.text for u in cues.units(log)]
+
+
+def test_preface_is_trimmed_only_when_it_says_nothing_of_the_rule():
+    s = "Quick heads up before we start: no pandas in this codebase, ever."
+    assert s[cues.trim_preface(s):] == "no pandas in this codebase, ever."
+    kept = "A few ground rules for this project: ask before you run migrations."
+    assert cues.trim_preface(kept) == 0
+
+
+@pytest.mark.parametrize("text, scope", [
+    ("We use httpx, not requests, everywhere in this codebase.", "project"),
+    ("Please don't use bold anywhere in your replies for the rest of this conversation.", "session"),
+    ("In every project, always ask me before deleting any file.", "global"),
+    ("本次对话中请用繁体中文回答。", "session"),
+    ("这个仓库里任何情况下都不要 force push。", "project"),
+    ("Keep answers short.", None),
+])
+def test_explicit_scope(text, scope):
+    assert cues.explicit_scope(text) == scope
+
+
+def test_subjects_put_the_known_subject_first_and_name_words_and_libraries():
+    assert cues.subjects("End every reply with a TL;DR line.")[0] == "reply ending"
+    assert cues.subjects('Instead of the TL;DR, end each answer with a "Next step:" line.')[0] == "reply ending"
+    assert "word:delve" in cues.subjects('Avoid the word "delve" in anything you write for me.')
+    assert cues.subjects("pandas is fine again")[0] == "lib:pandas"
+    assert cues.subjects("You can go back to English now.")[0] == "language of replies"
+    assert cues.subjects("以后回答都用中文。")[0] == "language of replies"
+
+
+# --------------------------------------------------------------------------- detector
+
+
+def _detect(core, text):
+    return detect.detect(detect.weights_for(core), text, core.embedder.embed)
+
+
+@pytest.mark.parametrize("text, rule, action, scope", [
+    ("Never use pandas in this project; we're standardised on polars. Can you rewrite load_orders() accordingly?",
+     "Never use pandas in this project; we're standardised on polars.", "set", "project"),
+    ("From now on, reply in Chinese. Now, what does this regex do?", "From now on, reply in Chinese.", "set", "session"),
+    ("You can use bold again.", "You can use bold again.", "revoke", None),
+    ("以后回答都用中文。", "以后回答都用中文。", "set", None),
+    ("这个项目不许用 pandas，统一用 polars。帮我把 load_orders 改一下。", "这个项目不许用 pandas，统一用 polars。", "set", "project"),
+])
+def test_detector_finds_the_rule_whole(core, text, rule, action, scope):
+    found = _detect(core, text)
+    assert found, text
+    r = found[0]
+    assert r.text == rule and text[r.start:r.end] == r.text
+    assert r.action == action
+    if scope:
+        assert r.scope == scope
+
+
+@pytest.mark.parametrize("text", [
+    "My manager says never deploy on Fridays, what do you think?",
+    "Should we ban pandas from the ingestion service, or is that overkill?",
+    "Use pandas for this one chart, it's just a throwaway notebook cell.",
+    "If I told you to always use tabs, would you?",
+    "I always used argparse before I found click.",
+    "Why does this fail?\n\nassert df.height > 0, 'orders must never be empty'",
+    "Explain the causes of the French Revolution.",
+])
+def test_detector_leaves_mentions_of_rules_alone(core, text):
+    assert _detect(core, text) == []
+
+
+def test_shipped_weights_load_for_minilm_and_match_the_cue_families():
+    w = detect.load_weights(detect.SHIPPED / "minilm.json")
+    assert w.model == "minilm" and w.dim == 384
+    assert w.rule.features == cues.FEATURE_NAMES + ["probe"]
+    assert 0.0 < w.threshold < 1.0 and w.meta["dev"]["oof_precision"] >= 0.97
+
+
+def test_missing_weights_name_the_command_that_makes_them(core, monkeypatch, tmp_path):
+    monkeypatch.setattr(detect, "SHIPPED", tmp_path)
+    (core.paths.data / "calibration" / "instructions" / "fake-64.json").unlink()
+    with pytest.raises(detect.NoWeights, match="instructions train"):
+        detect.weights_for(core)
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def _rule(text, action="set", scope="session", subjects=(), lang="en"):
+    return Rule(action, text, 0, len(text), scope, True, tuple(subjects), 0.9, lang)
+
+
+def test_scopes_revocation_replacement_and_dedupe(core):
+    st = core.store
+    active.apply(st, [_rule("No bold.", subjects=("bold",))], "/p", "s1", None)
+    active.apply(st, [_rule("Never use pandas in this repo.", scope="project", subjects=("lib:pandas",))], "/p", "s1", None)
+    active.apply(st, [_rule("Always state units.", scope="global")], "/p", "s1", None)
+    assert {r["text"] for r in active.visible(st, "/p", "s1")} == {"No bold.", "Never use pandas in this repo.",
+                                                                    "Always state units."}
+    # Another session of the project: not the session rule. Another project: only the global one.
+    assert {r["text"] for r in active.visible(st, "/p", "s2")} == {"Never use pandas in this repo.", "Always state units."}
+    assert {r["text"] for r in active.visible(st, "/q", "s9")} == {"Always state units."}
+    # A revocation retires by subject; a newer rule on the same subject replaces; the same text is kept once.
+    active.apply(st, [_rule("You can use bold again.", action="revoke", subjects=("bold",))], "/p", "s1", None)
+    active.apply(st, [_rule("Keep answers under 100 words.", subjects=("answer length",))], "/p", "s1", None)
+    active.apply(st, [_rule("Actually, under 200 words.", subjects=("answer length",))], "/p", "s1", None)
+    active.apply(st, [_rule("Always state units.", scope="global")], "/p", "s1", None)
+    now = [r["text"] for r in active.visible(st, "/p", "s1")]
+    assert "No bold." not in now and "Keep answers under 100 words." not in now
+    assert now.count("Always state units.") == 1 and "Actually, under 200 words." in now
+    states = {r["text"]: r["state"] for r in active.history(st, "/p", include_retired=True)}
+    assert states["No bold."] == "revoked" and states["Keep answers under 100 words."] == "replaced"
+
+
+def test_a_revocation_without_a_known_subject_retires_the_most_similar_rule_only(core):
+    st = core.store
+    active.apply(st, [_rule("Answer as if you were a grumpy sysadmin."), _rule("Use metric units.")], "/p", "s1", None)
+    active.apply(st, [_rule("Okay, enough of the grumpy sysadmin act.", action="revoke")], "/p", "s1", None)
+    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use metric units."]
+    active.apply(st, [_rule("Forget that.", action="revoke")], "/p", "s1", None)  # about nothing in force
+    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use metric units."]
+
+
+def test_a_narrower_newer_rule_wins_over_a_broader_one_without_retiring_it(core):
+    st = core.store
+    active.apply(st, [_rule("Use pnpm in this repo.", scope="project", subjects=("lib:pnpm",))], "/p", "s1", None)
+    active.apply(st, [_rule("Use bun for installs today instead of pnpm.", subjects=("lib:pnpm", "lib:bun"))],
+                 "/p", "s1", None)
+    assert [r["text"] for r in active.in_force(active.visible(st, "/p", "s1"))] == ["Use bun for installs today instead of pnpm."]
+    assert [r["text"] for r in active.visible(st, "/p", "s2")] == ["Use pnpm in this repo."]
+
+
+def test_forgetting_the_prompt_forgets_its_rule(core, repo):
+    payload = ups(repo, "From now on, keep every answer under 50 words.")
+    ids = api.capture_prompt(core, ctx(core, payload))
+    assert [r["memory_id"] for r in active.visible(core.store, str(repo), "s1")] == [ids[0]]
+    core.store.forget(ids[0])
+    assert active.visible(core.store, str(repo), "s1") == []
+
+
+def test_editing_the_prompt_redetects_its_rules(core, repo):
+    """`compass-hook edit` on a prompt: the rules of its old words go (as with forget), the new words' are
+    detected; a tag or pin change leaves them alone."""
+    from compass_hooks.memory.ops import edit_op
+
+    ids = api.capture_prompt(core, ctx(core, ups(repo, "From now on, keep every answer under 50 words.")))
+    edit_op(core, ids[0], add_tags=["style"], pin=True)
+    assert [r["text"] for r in active.visible(core.store, str(repo), "s1")] == [
+        "From now on, keep every answer under 50 words."]
+    edit_op(core, ids[0], text="What does a goroutine cost?")
+    assert active.visible(core.store, str(repo), "s1") == []
+    assert rules_block(say(core, repo, "Explain how DNS resolution works.", n=1)) == ""
+    edit_op(core, ids[0], text="From now on, never use pandas in this project.")
+    assert [(r["text"], r["memory_id"]) for r in active.visible(core.store, str(repo), "s1")] == [
+        ("From now on, never use pandas in this project.", ids[0])]
+
+
+def test_a_compaction_under_a_new_session_id_carries_the_session_rules(core, repo):
+    say(core, repo, "For the rest of this session, no bullet lists please.", "old")
+    base = {"cwd": str(repo), "transcript_path": None}
+    handlers.handle(core, "PreCompact", {**base, "hook_event_name": "PreCompact", "session_id": "old", "trigger": "auto"})
+    out = handlers.handle(core, "SessionStart", {**base, "hook_event_name": "SessionStart", "session_id": "new",
+                                                 "source": "compact"})
+    assert "no bullet lists" in rules_block(out["additionalContext"])
+    assert "no bullet lists" in rules_block(say(core, repo, "What is a monad?", "new", 1))
+    # Once: a second compaction notice does not copy it again.
+    api.continue_session(core, {**base, "session_id": "new", "source": "compact"})
+    assert len(active.visible(core.store, str(repo), "new")) == 1
+    # A fresh session (startup) is not under another session's rules.
+    start = handlers.handle(core, "SessionStart", {**base, "hook_event_name": "SessionStart", "session_id": "other",
+                                                   "source": "startup"})
+    assert "no bullet lists" not in start.get("additionalContext", "")
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def test_a_rule_applies_from_the_next_prompt_whatever_its_topic(core, repo):
+    first = say(core, repo, "From now on, keep every answer under 50 words. What's a goroutine?", n=0)
+    assert "50 words" not in rules_block(first)  # in the user's message already
+    later = say(core, repo, "Explain how DNS resolution works.", n=1)
+    block = rules_block(later)
+    assert block.startswith(standing.HEADER) and "“From now on, keep every answer under 50 words.”" in block
+    assert later.index("Compass — standing instructions") < (later.find("Compass — memory") % (len(later) + 1) or len(later))
+    say(core, repo, "Forget the word limit, long answers are fine again.", n=2)
+    assert rules_block(say(core, repo, "How do TCP handshakes work?", n=3)) == ""
+
+
+def test_rules_are_quoted_whole_and_the_budget_drops_rather_than_cuts(core, repo):
+    long_rule = ("For the rest of our conversation, please be gentle: let me finish explaining before you suggest "
+                 "anything, don't hand me a numbered framework right away, avoid 'you should', and if you think I "
+                 "am wrong, ask me questions that help me find it myself instead of telling me.")
+    say(core, repo, long_rule, n=0)
+    block = standing.block(core, str(repo), "s1")
+    assert " ".join(long_rule.split()).replace("'", "'") in block and "…" not in block
+    assert standing.block(core, str(repo), "s1", limit=len(standing.HEADER) + 50) == ""
+
+
+def test_quote_cuts_around_a_rule_never_inside_it():
+    rule = "Never use pandas in this project; we are standardised on polars."
+    text = "Some long context before it. " * 8 + rule + " And a task after it that goes on. " * 8
+    q = inject.quote(text, 120, [rule])
+    assert rule in q and q.startswith("“… ") and q.endswith(" …”")
+    assert rule in inject.quote(text, 20, [rule])  # longer than the limit: still whole
+    line = inject.item({"id": 1, "text": text, "kind": "prompt", "role": "user", "created": None, "keep": [rule]})
+    assert rule in line
+
+
+def test_a_prompt_never_sees_its_own_capture_and_replays_are_identical(repo, tmp_path, monkeypatch):
+    """The capture of a prompt is queued after every read its answer makes, and a prompt waits for its session's
+    earlier captures: a worker running captures on its own thread, however late, gives what in-process gives."""
+    turns = ["We're building a billing service in Go with a Postgres database.",
+             "From now on, keep every answer under 80 words.",
+             "How should the invoices table be indexed for the billing service?",
+             "What about the Postgres connection pool for billing?",
+             "And how do I test the billing service's invoice totals?",
+             "Explain how the billing service should retry failed Postgres writes."]
+
+    def replay(defer) -> list[str]:
+        c = Core()
+        try:
+            if defer is not None:
+                c.state["worker.defer"] = defer
+            out = [say(c, repo, t, "det", i) for i, t in enumerate(turns)]
+            handlers._settle(c, "det")  # the last capture, before the store closes
+        finally:
+            c.close()
+        return [re.sub(r"\[#\d+\]|d-[0-9a-f]{8}", "", o) for o in out]  # ids differ between stores
+
+    def fresh_store():  # the next replay starts from nothing, as the first did
+        c = Core()
+        for path in (c.paths.db, Path(str(c.paths.db) + "-wal"), Path(str(c.paths.db) + "-shm")):
+            path.unlink(missing_ok=True)
+
+    inline = replay(None)
+    fresh_store()
+
+    def late(fn, *args, **kwargs):  # a busy background thread: the capture round runs late, on its own thread
+        def run():
+            time.sleep(0.05)
+            fn()
+        threading.Thread(target=run, daemon=True).start()
+
+    threaded = replay(late)
+    fresh_store()
+    immediate = replay(lambda fn, *args, **kwargs: fn())  # a worker that runs the round at once, inside the hook
+    assert inline == threaded == immediate
+    assert "80 words" in rules_block(inline[-1]) and "80 words" not in inline[1]
+
+
+def test_a_prompt_waits_only_for_its_own_sessions_captures(core, repo):
+    """Captures journaled by this worker and not stored yet hold back their own session's next prompt, nobody
+    else's; storing them releases it."""
+    from compass_hooks.memory import queue
+
+    rounds = []
+    core.state["worker.defer"] = lambda fn, *args, **kwargs: rounds.append(fn)  # the round waits until we run it
+    say(core, repo, "From now on, keep every answer under 80 words.", "a", 0)
+    assert queue.settle(core, "b", 0.01) and not queue.settle(core, "a", 0.01)
+    rounds[0]()
+    assert queue.settle(core, "a", 0.01)
+
+
+# --------------------------------------------------------------------------- packaging and CLI
+
+
+def test_the_dev_set_and_weights_ship_in_the_package_and_the_held_out_set_does_not():
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert set(data["compass_hooks.memory.standing"]) == {"data/*.jsonl", "weights/*.json"}
+    pkg = ROOT / "compass_hooks" / "memory" / "standing"
+    assert (pkg / "data" / "detect_dev.jsonl").is_file() and (pkg / "weights" / "minilm.json").is_file()
+    assert not list(pkg.rglob("*heldout*")) and (ROOT / "tests" / "data" / "instructions" / "detect_heldout.jsonl").is_file()
+
+
+def test_instructions_list_cli(cli_runner, repo, monkeypatch):
+    from compass_hooks.cli import cli
+
+    c = Core()
+    say(c, repo, "Never use pandas in this project; we're standardised on polars.")
+    say(c, repo, "pandas is fine again, we added it to the image.", n=1)
+    c.close()
+    monkeypatch.chdir(repo)
+    res = cli_runner.invoke(cli, ["instructions", "list", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["instructions"] == []
+    res = cli_runner.invoke(cli, ["instructions", "list", "--all"])
+    assert res.exit_code == 0 and "[revoked]" in res.output and "Never use pandas" in res.output
+
+
+def test_instructions_train_cli_writes_where_the_detector_reads(cli_runner, compass_home, tmp_path):
+    from compass_hooks.cli import cli
+    from compass_hooks.memory.standing import train
+
+    rows = train.load()
+    small = tmp_path / "small.jsonl"
+    picked = [r for r in rows if r["scenario"].startswith(("en-dev-pandas", "zh-dev-"))][:160]
+    small.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in picked) + "\n", encoding="utf-8")
+    res = cli_runner.invoke(cli, ["instructions", "train", "--model", "fake", "--dev", str(small), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert "embedding" in res.stderr and "fitting" in res.stderr  # progress, on stderr
+    assert out["file"] == str(compass_home / "calibration" / "instructions" / "fake-64.json")
+    assert detect.load_weights(Path(out["file"])).meta["trained_on"]["items"] == len(picked)
+
+
+def test_a_rule_recorded_before_its_prompt_is_stored_is_linked_and_forgotten_with_it(core, repo):
+    """With a worker the prompt waits in the capture spool while its rule is recorded at once (the next prompt
+    must see it); once the queue stores the prompt the rule carries its memory id, so forgetting the prompt
+    forgets the rule."""
+    rounds = []
+    core.state["worker.defer"] = lambda fn, *args, **kwargs: rounds.append(fn)
+    say(core, repo, "From now on, never use pandas in this project.", "s1", 0)
+    rows = core.store.read("SELECT memory_id, capture_key FROM instructions")
+    assert len(rows) == 1 and rows[0][0] is None and rows[0][1].startswith("prompt:s1:")
+    assert "pandas" in rules_block(say(core, repo, "How do I read a CSV file?", "s1", 1))  # before the round ran
+    for fn in rounds:
+        fn()
+    (mid, key), = core.store.read("SELECT memory_id, capture_key FROM instructions")
+    assert mid is not None and key is None
+    core.store.forget(int(mid))
+    assert core.store.read("SELECT COUNT(*) FROM instructions")[0][0] == 0
