@@ -15,8 +15,9 @@ import yaml
 
 from compass_hooks.cli import cli
 from mcp_server import editors, jsonc
+from testdirs import FIXTURES
 
-SCHEMAS = Path(__file__).parent / "fixtures" / "editor_schemas"
+SCHEMAS = FIXTURES / "editor_schemas"
 
 ZED_DEFAULT = """// Zed settings
 //
@@ -125,7 +126,7 @@ def test_server_serves_the_configured_project(tmp_path, compass_home):
     """`compass-mcp --project DIR` started in / (as Claude Desktop does) stores into DIR's project."""
     import anyio
 
-    from tests.mcp_client import COMPASS_MCP, server_env
+    from mcp_client import COMPASS_MCP, server_env
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from compass_hooks.cli import cli
 from compass_hooks.paths import get_paths
 
 
+@pytest.mark.slow  # a whole calibration fit on the fake embedder
 def test_train_writes_the_users_calibration_not_the_tracked_one(cli_runner, compass_home):
     shipped = get_paths().plugin_root / "anchors" / "calibration"
     before = {p.name: p.read_bytes() for p in shipped.glob("*.json")}

@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from compass_hooks.memory.kinds import KINDS
-from tests.mcp_client import stdio_session, text_of
+from mcp_client import stdio_session, text_of
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from testdirs import ROOT
 
 
 def _venv(path: Path, name: str, finished: bool = True) -> Path:
