@@ -183,9 +183,5 @@ fi
 echo
 if [ ${#did[@]} -eq 0 ]; then echo "Nothing changed: everything was already in place."; else printf 'Done: %s\n' "${did[@]}"; fi
 cat <<EOT
-Undo (in this order):
-  $CH worker stop
-  claude plugin uninstall compass-hooks@compass-local; claude plugin marketplace remove compass-local   # if registered
-  rm -f "$BIN/compass-hook"; rm -rf "$VENV" "$STAGE" "$DATA/models"   # runtime, plugin copy, models
-  rm -rf "$DATA"                                                        # memories, audit log, config, logs
+Undo: $CH uninstall   (--keep-data keeps your memories, audit log and config; --dry-run lists the steps)
 EOT

@@ -1,7 +1,9 @@
 """Configuration: defaults < ``config.toml`` in the data dir < ``COMPASS_*`` env vars.
 
-Stdlib only (the hook client reads it). Sections are flat dicts; unknown keys
-in the file are rejected with the key named, so typos do not silently do nothing.
+Stdlib only (the hook client reads it, under ``python -I -S``: no pydantic there). Sections are flat dicts;
+unknown keys in the file are rejected with the key named, so typos do not silently do nothing, and every value
+is checked against :data:`SCHEMA` (its type and range), so ``threads = "two"`` is an error naming
+``model.threads`` when the config is loaded, not a failure of every hook later with a hint about something else.
 """
 
 from __future__ import annotations
@@ -63,6 +65,80 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 
+class Check:
+    """A value's type and range: ``kind`` is bool, int, float, str or list (of strings); ``lo``/``hi`` bound
+    numbers, ``choices`` strings; ``optional`` allows None (unset in the file: the documented default)."""
+
+    def __init__(self, kind: type, lo: float | None = None, hi: float | None = None,
+                 choices: tuple[str, ...] = (), optional: bool = False):
+        self.kind, self.lo, self.hi, self.choices, self.optional = kind, lo, hi, choices, optional
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` does not fit, or None."""
+        if value is None:
+            return None if self.optional else "must be set"
+        names = {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
+                 list: "a list of strings"}
+        if self.kind is bool:
+            ok = isinstance(value, bool)
+        elif self.kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif self.kind is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif self.kind is list:
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else:
+            ok = isinstance(value, self.kind)
+        if not ok:
+            return f"must be {names[self.kind]}, got {_shown(value)}"
+        if self.choices and value not in self.choices:
+            return f"must be one of {', '.join(self.choices)}, got {_shown(value)}"
+        if self.lo is not None and value < self.lo:
+            return f"must be at least {self.lo:g}, got {value!r}"
+        if self.hi is not None and value > self.hi:
+            return f"must be at most {self.hi:g}, got {value!r}"
+        return None
+
+
+def _shown(value: Any) -> str:
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)
+    text = repr(value) if not isinstance(value, str) else '"' + value[:40] + '"'
+    return f"{text} ({kind})"
+
+
+# Ranges say what cannot work (a negative timeout, a port past 65535), not what is sensible: tests and users
+# tune timeouts well below their defaults.
+SCHEMA: dict[str, dict[str, Check]] = {
+    "model": {"name": Check(str), "int8": Check(bool), "threads": Check(int, 1, 256), "batch_size": Check(int, 1, 4096)},
+    "worker": {"idle_timeout_s": Check(float, 0.01), "start_timeout_s": Check(float, 0.01),
+               "request_timeout_s": Check(float, 0.001)},
+    "hooks": {"budget_chars": Check(int, 0, 10_000), "cold_start_s": Check(float, 0), "connect_timeout_s":
+              Check(float, 0.001), "request_timeout_s": Check(float, 0.001), "failures_before_notice": Check(int, 1),
+              "max_stdin_bytes": Check(int, 1), "pretooluse": Check(str, choices=("ask", "deny", "off")),
+              "enabled": Check(bool)},
+    "drift": {"packs": Check(list), "top_k": Check(int, 1, 50), "threshold": Check(float, 0, 1, optional=True)},
+    "memory": {"enabled": Check(bool), "recall_k": Check(int, 1, 50), "min_score": Check(float, -1, 1, optional=True),
+               "exclude_recent_turns": Check(int, 0), "opt_out_projects": Check(list), "instructions": Check(bool),
+               "instructions_budget_chars": Check(int, 0, 10_000)},
+    "mcp": {"http_host": Check(str), "http_port": Check(int, 0, 65535)},
+}
+
+
+def validate(cfg: "Config", origin: dict[tuple[str, str], str] | None = None) -> None:
+    """Raise ConfigError for the first value that does not fit :data:`SCHEMA`, naming the key and where it was
+    set (the file, or the environment variable)."""
+    origin = origin or {}
+    for section, checks in SCHEMA.items():
+        for key, check in checks.items():
+            why = check.problem(cfg.data[section][key])
+            if why:
+                where = origin.get((section, key), f"{cfg.source or 'config'}")
+                raise ConfigError(f"{where}: {section}.{key} {why}",
+                                  f"fix it (default: {_toml_value(DEFAULTS[section][key]) if DEFAULTS[section][key] is not None else 'unset'}) "
+                                  "or delete the line")
+
+
 # env var -> (section, key, type)
 ENV_OVERRIDES: dict[str, tuple[str, str, type]] = {
     "COMPASS_MODEL": ("model", "name", str),
@@ -111,6 +187,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         path = get_paths().config
     env = os.environ if env is None else env
     cfg = Config(source=path if path.exists() else None)
+    origin: dict[tuple[str, str], str] = {}
     if path.exists():
         try:
             parsed = _toml.loads(path.read_text(encoding="utf-8"))
@@ -123,9 +200,12 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
                 if key not in DEFAULTS[section]:
                     raise ConfigError(f"{path}: unknown key {section}.{key}")
                 cfg.data[section][key] = value
+                origin[(section, key)] = str(path)
     for name, (section, key, typ) in ENV_OVERRIDES.items():
         if name in env:
             cfg.data[section][key] = _coerce(env[name], typ, name)
+            origin[(section, key)] = f"${name}"
+    validate(cfg, origin)
     return cfg
 
 

@@ -13,13 +13,15 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="compass-mcp",
-        description="compass-hooks MCP server: drift_check, recall, remember, forget, constraints, status. "
-        "Speaks MCP over stdio unless --http is given.",
+        description="compass-hooks MCP server: drift_check, recall, remember, forget, constraints, status, list, "
+        "edit, drift_history, feedback. Speaks MCP over stdio unless --http is given.",
     )
     parser.add_argument("--http", action="store_true",
                         help="serve streamable HTTP on 127.0.0.1 (bearer token required) instead of stdio")
     parser.add_argument("--host", default=None, help="bind address for --http; only 127.0.0.1/localhost is accepted")
     parser.add_argument("--port", type=int, default=None, help="port for --http (default: config mcp.http_port, 8765)")
+    parser.add_argument("--project", default=None, metavar="DIR|global",
+                        help="the project served when the client offers no workspace roots (default: the cwd's)")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     args = parser.parse_args(argv)
 
@@ -35,9 +37,9 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         if args.http:
-            server.run_http(args.host, args.port)
+            server.run_http(args.host, args.port, project=args.project)
         else:
-            server.run_stdio()
+            server.run_stdio(project=args.project)
     except CompassError as exc:
         print(f"compass-mcp: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -1,10 +1,20 @@
-"""MCP client configs for the editors we support, and a writer that merges ours in.
+"""MCP client configs for the editors we support, and a writer that merges ours in (and takes it out).
 
 The writer never clobbers: it parses the existing file, touches only our own
 entry (``compass``), keeps every other server and setting, writes a timestamped
 backup before changing anything, and does nothing when the entry is already
-right (idempotent). Files it cannot parse safely (JSON with comments, a YAML
-file that is not ours) are refused with the snippet to paste by hand.
+right (idempotent). JSON files may have comments and trailing commas (Zed's
+settings, VS Code's mcp.json are JSONC): the entry's span is edited in the text
+(:mod:`.jsonc`), so every comment stays. A YAML file that is not ours, or text
+that is not JSON even with comments, is refused with the snippet to paste by hand.
+
+Every entry names the project the server serves by default (``--project DIR``, the
+git top-level of where ``mcp config`` ran, or ``--project``): Claude Desktop starts
+servers in ``/``, and a server whose client offers no MCP roots would otherwise take
+``/`` for the project. Clients that do offer roots (their open workspace) still win.
+
+What ``--write`` wrote is recorded in ``<data>/mcp-configs.json`` so ``compass-hook
+uninstall`` (and ``mcp config CLIENT --remove``) can take our entries out again.
 
 It never writes through anything but a regular file: a symlink, a device (``/dev/null`` when run as root), a
 FIFO (which would block a read) or a socket at the target is refused with a one-line reason, checked on the
@@ -30,9 +40,9 @@ from typing import Any, Callable
 
 from compass_hooks.errors import InvalidInput
 
-from . import SERVER_NAME
+from . import SERVER_NAME, jsonc
 
-READ_ONLY_TOOLS = ["drift_check", "recall", "constraints", "status"]
+READ_ONLY_TOOLS = ["drift_check", "recall", "constraints", "status", "list", "drift_history"]
 _YAML_MARKER = "# compass-hooks MCP server (written by `compass-hook mcp config continue`)"
 
 
@@ -49,6 +59,26 @@ def server_command() -> list[str]:
     if found:
         return [str(Path(found).absolute())]
     return [str(Path(sys.executable).absolute()), "-m", "mcp_server"]
+
+
+def default_project() -> str:
+    """The project an entry names when ``--project`` is not given: the git top-level of this directory."""
+    from compass_hooks.memory.project import project_id
+
+    return project_id(os.getcwd())
+
+
+def server_args(project: str | None = None) -> list[str]:
+    """``--project DIR`` (or ``global``) for the server: the project it serves when the client offers no roots."""
+    from compass_hooks.memory.project import project_id
+
+    if project is None:
+        project = default_project()
+    elif project.strip().lower() != "global":
+        project = project_id(os.path.abspath(os.path.expanduser(project)))
+    else:
+        project = "global"
+    return ["--project", project]
 
 
 def server_env() -> dict[str, str]:
@@ -93,6 +123,10 @@ def _zed(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
     return {"source": "custom", **_stdio(cmd, env)}
 
 
+def _vscode(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+    return {"type": "stdio", **_stdio(cmd, env)}
+
+
 CLIENTS: dict[str, Client] = {c.name: c for c in (
     Client("claude-code", "Claude Code", lambda: Path.cwd() / ".mcp.json", "mcpServers", _stdio,
            "Project scope (.mcp.json in this directory). The compass-hooks plugin already bundles this server; "
@@ -111,6 +145,9 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
            "Zed supports MCP tools and prompts; Compass is tools-only."),
     Client("continue", "Continue", lambda: _home() / ".continue" / "mcpServers" / "compass.yaml", "", _stdio,
            "A block file of its own; for one workspace use --path .continue/mcpServers/compass.yaml."),
+    Client("vscode", "VS Code", lambda: Path.cwd() / ".vscode" / "mcp.json", "servers", _vscode,
+           "Workspace scope (.vscode/mcp.json in this directory); for every workspace add it to your user "
+           "profile's mcp.json (MCP: Open User Configuration) with --path."),
 )}
 
 
@@ -121,8 +158,8 @@ def get_client(name: str) -> Client:
         raise InvalidInput(f"unknown MCP client {name!r}", f"choose one of: {', '.join(CLIENTS)}") from None
 
 
-def entry_for(client: str) -> dict[str, Any]:
-    return get_client(client).entry(server_command(), server_env())
+def entry_for(client: str, project: str | None = None) -> dict[str, Any]:
+    return get_client(client).entry(server_command() + server_args(project), server_env())
 
 
 def _yaml_str(value: str) -> str:
@@ -143,10 +180,10 @@ def continue_yaml(entry: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def snippet(client: str) -> str:
+def snippet(client: str, project: str | None = None) -> str:
     """The text `compass-hook mcp config CLIENT` prints."""
     c = get_client(client)
-    entry = entry_for(client)
+    entry = entry_for(client, project)
     if not c.container:
         return continue_yaml(entry)
     text = json.dumps({c.container: {SERVER_NAME: entry}}, indent=2)
@@ -161,7 +198,7 @@ def snippet(client: str) -> str:
 class WriteResult:
     client: str
     path: Path
-    action: str  # created | updated | unchanged
+    action: str  # created | updated | unchanged | removed | absent
     backup: Path | None
 
     def as_dict(self) -> dict[str, Any]:
@@ -282,15 +319,15 @@ def _atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
 
 
 def _load_json(path: Path, raw: str, client: Client) -> dict[str, Any]:
+    """The config's data; JSON with comments and trailing commas is read too (edited in place, comments kept)."""
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+        data = jsonc.loads(raw)
+    except (jsonc.JSONCError, ValueError) as exc:
         raise InvalidInput(
-            f"{path} is not plain JSON ({exc.msg} at line {exc.lineno}); not touching it",
-            f"comments or trailing commas cannot be merged safely: add the snippet from "
-            f"`compass-hook mcp config {client.name}` under \"{client.container}\" by hand") from None
+            f"{path} is not JSON, even allowing comments ({exc}); not touching it",
+            f"add the snippet from `compass-hook mcp config {client.name}` under \"{client.container}\" by hand") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} does not hold a JSON object; not touching it")
     servers = data.get(client.container)
@@ -299,17 +336,84 @@ def _load_json(path: Path, raw: str, client: Client) -> dict[str, Any]:
     return data
 
 
-def write_config(client: str, path: Path | None = None) -> WriteResult:
+def _edited(path: Path, old: str, client: Client, entry: dict[str, Any] | None) -> str:
+    """``old`` with our entry set (or removed, ``entry`` None), checked by parsing the result: everything but
+    our entry must be what it was."""
+    before = _load_json(path, old, client)
+    try:
+        if entry is None:
+            new = jsonc.remove_member(old, client.container, SERVER_NAME)
+            new = old if new is None else new
+        elif not old.strip():
+            new = json.dumps({client.container: {SERVER_NAME: entry}}, indent=2) + "\n"
+        else:
+            new = jsonc.set_member(old, client.container, SERVER_NAME, entry)
+        after = jsonc.loads(new)
+    except (jsonc.JSONCError, ValueError) as exc:
+        raise InvalidInput(f"cannot merge into {path} safely ({exc}); not touching it",
+                           f"edit \"{client.container}\" by hand (`compass-hook mcp config {client.name}` prints "
+                           "the entry)") from None
+    want = dict(before)
+    servers = dict(want.get(client.container) or {})
+    servers.pop(SERVER_NAME, None)
+    if entry is not None:
+        servers[SERVER_NAME] = entry
+    if entry is not None or client.container in want:
+        want[client.container] = servers
+    got = dict(after)
+    if isinstance(got.get(client.container), dict) and not got[client.container] and client.container not in want:
+        got.pop(client.container)
+    if got != want:
+        raise InvalidInput(f"merging into {path} would change more than the compass entry; not touching it",
+                           f"edit \"{client.container}\" by hand")
+    return new
+
+
+RECORD = "mcp-configs.json"
+
+
+def _record_path() -> Path:
+    from compass_hooks.paths import get_paths
+
+    return get_paths().data / RECORD
+
+
+def written() -> list[dict[str, str]]:
+    """The editor configs ``--write`` put our entry into (client, path), oldest first."""
+    try:
+        data = json.loads(_record_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    rows = data.get("written") if isinstance(data, dict) else None
+    return [r for r in rows or [] if isinstance(r, dict) and isinstance(r.get("client"), str)
+            and isinstance(r.get("path"), str) and r["client"] in CLIENTS]
+
+
+def _remember_write(client: str, path: Path, present: bool) -> None:
+    """Keep the record of our entries current: add (client, path) when written, drop it when removed."""
+    rows = [r for r in written() if not (r["client"] == client and r["path"] == str(path))]
+    if present:
+        rows.append({"client": client, "path": str(path), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    target = _record_path()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _atomic_write(target, json.dumps({"written": rows}, indent=1) + "\n")
+    except InvalidInput:
+        pass  # the config itself is written; only uninstall's list of what to undo misses it
+
+
+def write_config(client: str, path: Path | None = None, project: str | None = None) -> WriteResult:
     """Merge our server into the client's config file (see the module docstring)."""
     c = get_client(client)
     path = (path or c.default_path()).expanduser().absolute()
-    entry = entry_for(client)
+    entry = entry_for(client, project)
     existing = _read_existing(path)
     if not c.container:
         text = continue_yaml(entry)
         if existing is not None:
             old, mode = existing
             if old == text:
+                _remember_write(client, path, True)
                 return WriteResult(client, path, "unchanged", None)
             if _YAML_MARKER not in old:
                 raise InvalidInput(f"{path} exists and was not written by compass-hooks; not touching it",
@@ -317,19 +421,51 @@ def write_config(client: str, path: Path | None = None) -> WriteResult:
                                    ".continue/mcpServers/compass.yaml)")
             backup = _backup(path, old, mode)
             _atomic_write(path, text, mode)
+            _remember_write(client, path, True)
             return WriteResult(client, path, "updated", backup)
         _atomic_write(path, text)
+        _remember_write(client, path, True)
         return WriteResult(client, path, "created", None)
 
     if existing is not None:
         old, mode = existing
         data = _load_json(path, old, c)
-        servers = data.setdefault(c.container, {})
-        if servers.get(SERVER_NAME) == entry:
+        if (data.get(c.container) or {}).get(SERVER_NAME) == entry:
+            _remember_write(client, path, True)
             return WriteResult(client, path, "unchanged", None)
+        new = _edited(path, old, c, entry)
         backup = _backup(path, old, mode)
-        servers[SERVER_NAME] = entry
-        _atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode)
+        _atomic_write(path, new, mode)
+        _remember_write(client, path, True)
         return WriteResult(client, path, "updated", backup)
     _atomic_write(path, json.dumps({c.container: {SERVER_NAME: entry}}, indent=2) + "\n")
+    _remember_write(client, path, True)
     return WriteResult(client, path, "created", None)
+
+
+def remove_config(client: str, path: Path | None = None) -> WriteResult:
+    """Take our entry out of the client's config (backup first; other servers and comments stay). A Continue
+    block file we wrote is deleted. ``absent`` when there was nothing of ours."""
+    c = get_client(client)
+    path = (path or c.default_path()).expanduser().absolute()
+    existing = _read_existing(path)
+    if existing is None:
+        _remember_write(client, path, False)
+        return WriteResult(client, path, "absent", None)
+    old, mode = existing
+    if not c.container:
+        if _YAML_MARKER not in old:
+            raise InvalidInput(f"{path} was not written by compass-hooks; not touching it")
+        backup = _backup(path, old, mode)
+        os.unlink(path)
+        _remember_write(client, path, False)
+        return WriteResult(client, path, "removed", backup)
+    data = _load_json(path, old, c)
+    if SERVER_NAME not in (data.get(c.container) or {}):
+        _remember_write(client, path, False)
+        return WriteResult(client, path, "absent", None)
+    new = _edited(path, old, c, None)
+    backup = _backup(path, old, mode)
+    _atomic_write(path, new, mode)
+    _remember_write(client, path, False)
+    return WriteResult(client, path, "removed", backup)

@@ -50,8 +50,15 @@ class ProjectResolver:
     Roots come in through the tools' ``roots`` resolver (see :func:`tools.client_roots`).
     """
 
-    def __init__(self, cwd: Path | None = None):
+    def __init__(self, cwd: Path | None = None, project: str | None = None):
+        """``project``: the server's ``--project`` (a directory, or ``global``), what an editor config names
+        because the editor may start servers anywhere (Claude Desktop: in ``/``); it replaces the cwd."""
         env_dir = os.environ.get("CLAUDE_PROJECT_DIR")
+        self.fixed: str | None = None
+        if project is not None and project.strip().lower() == "global":
+            self.fixed = "global"
+        elif project is not None and project.strip():
+            cwd = Path(project).expanduser()
         if cwd is None and env_dir and Path(env_dir).is_dir():
             cwd = Path(env_dir)
         self.cwd = (cwd or Path.cwd()).resolve()
@@ -68,7 +75,12 @@ class ProjectResolver:
 
     async def __call__(self, roots: ListRootsResult | None, project: str | None) -> str | None:
         try:
-            return await self._resolve(self.first_root(roots) or self.cwd, project)
+            root = self.first_root(roots)
+            if root is None and self.fixed and not (project and project.strip()):
+                from compass_hooks.memory.project import resolve
+
+                return resolve(self.fixed)
+            return await self._resolve(root or self.cwd, project)
         except ToolError:
             raise
         except Exception as exc:
@@ -170,7 +182,8 @@ class CompassMCPServer(MCPServer):
             raise
 
 
-def build_server(backend: tools.Backend | None = None, cwd: Path | None = None) -> MCPServer:
+def build_server(backend: tools.Backend | None = None, cwd: Path | None = None,
+                 project: str | None = None) -> MCPServer:
     backend = backend or tools.Backend(log=log)
     server = CompassMCPServer(
         SERVER_NAME,
@@ -180,21 +193,22 @@ def build_server(backend: tools.Backend | None = None, cwd: Path | None = None) 
         version=__version__,
         log_level="WARNING",  # the SDK's own logging goes to stderr; ours to the mcp log file
     )
-    tools.register(server, backend, ProjectResolver(cwd), lambda: status_report(backend))
+    tools.register(server, backend, ProjectResolver(cwd, project), lambda: status_report(backend))
     return server
 
 
-def run_stdio() -> None:
+def run_stdio(project: str | None = None) -> None:
     backend = tools.Backend(log=log)
-    log.info("mcp server %s starting on stdio (pid %d, cwd %s)", __version__, os.getpid(), os.getcwd())
+    log.info("mcp server %s starting on stdio (pid %d, cwd %s, project %s)", __version__, os.getpid(), os.getcwd(),
+             project)
     try:
-        build_server(backend).run("stdio")
+        build_server(backend, project=project).run("stdio")
     finally:
         backend.close()
         log.info("mcp server stopped")
 
 
-def run_http(host: str | None = None, port: int | None = None) -> None:
+def run_http(host: str | None = None, port: int | None = None, project: str | None = None) -> None:
     from compass_hooks.config import load_config
 
     from . import http
@@ -207,7 +221,7 @@ def run_http(host: str | None = None, port: int | None = None) -> None:
         token, created = http.load_or_create_token()
         backend = tools.Backend(log=log)
         try:
-            anyio.run(http.serve, build_server(backend), sock, token, created)
+            anyio.run(http.serve, build_server(backend, project=project), sock, token, created)
         finally:
             backend.close()
     finally:

@@ -26,7 +26,7 @@ def eval_drift(file: Path, as_json: bool) -> None:
     items = load_labelled(file)
     if not items:
         raise click.ClickException(f"{file} has no items")
-    results = score_all([it["text"] for it in items])
+    results = score_all([it["text"] for it in items], progress=not as_json)  # a bar on stderr, not amid JSON
     summary = summarize(items, results)
     summary["file"] = str(file)
     if as_json:

@@ -16,8 +16,9 @@ import click
 def eval_instructions(file: Path, model: str | None, errors: bool, as_json: bool) -> None:
     """Precision and recall of "this prompt sets or lifts a standing instruction" on FILE (detect_*.jsonl: text,
     label, rule, action, scope), per language, and on the prompts found: whether the rule text is the labelled
-    one exactly, whether it covers it whole, and the action (set / revoke) and scope accuracy."""
-    from compass_hooks.cli import echo_json
+    one exactly, whether it covers it whole, and the action (set / revoke) and scope accuracy. Progress goes to
+    stderr."""
+    from compass_hooks.cli import echo_json, embed_with_progress
     from compass_hooks.config import load_config
     from compass_hooks.core import Core
     from compass_hooks.memory.standing import detect, train
@@ -28,7 +29,8 @@ def eval_instructions(file: Path, model: str | None, errors: bool, as_json: bool
     core = Core(config=config)
     try:
         weights = detect.weights_for(core)
-        report = train.evaluate(weights, train.load(file), core.embedder.embed)
+        embedder = core.embedder
+        report = train.evaluate(weights, train.load(file), lambda texts: embed_with_progress(embedder, texts))
     finally:
         core.close()
     report.update({"file": str(file), "model": weights.model, "threshold": weights.threshold})

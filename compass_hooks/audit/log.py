@@ -34,6 +34,7 @@ import json
 import os
 import re
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -263,6 +264,23 @@ def record_changes(paths: Any, changes: Sequence[Mapping[str, Any]]) -> list[dic
         return out
     finally:
         os.close(fd)  # closing releases the flock
+
+
+@contextmanager
+def held(paths: Any) -> Iterator[int]:
+    """Hold the writers' lock on the log (``flock(LOCK_EX)`` on the file itself) and give its descriptor:
+    a backup copies the store and the log under it, so no change is in one copy and missing from the other
+    (a change committed meanwhile waits to be logged, and its intent is in the store's copy)."""
+    path = Path(paths.audit_log)
+    try:
+        fd = _open_log(path)
+    except OSError as exc:
+        raise AuditError(f"cannot open audit log {path}: {exc.strerror or exc}", _hint(exc)) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _reason(exc: OSError) -> str:

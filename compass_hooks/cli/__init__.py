@@ -50,12 +50,36 @@ def _stdout_gone() -> None:
         pass  # not a real file (a test runner's capture): nothing will flush to a closed pipe
 
 
+class OneLineUsageError(click.ClickException):
+    """A usage error on one line, naming the command and its --help: click's own form is three or four lines
+    (usage, "Try ... for help", a blank line, the error), and the README promises one."""
+
+    exit_code = 2
+
+    def __init__(self, exc: click.UsageError):
+        super().__init__(exc.format_message())
+        self.command_path = exc.ctx.command_path if exc.ctx is not None else "compass-hook"
+
+    def show(self, file: Any = None) -> None:
+        message = " ".join(self.format_message().split())
+        click.echo(f"Error: {message} (see `{self.command_path} --help`)", err=True)
+
+
 class CompassGroup(click.Group):
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:  # an unknown top-level option
+            raise OneLineUsageError(exc) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except CompassError as exc:
             raise click.ClickException(str(exc)) from None
+        except click.UsageError as exc:  # every subcommand's (and nested group's) parse and argument errors
+            raise OneLineUsageError(exc) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
         except BrokenPipeError:
@@ -81,6 +105,22 @@ def cli() -> None:
 def echo_json(data: Any) -> None:
     """The one way commands print JSON."""
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def embed_with_progress(embedder: Any, texts: list[str], batch: int = 32) -> Any:
+    """``embedder.embed(texts)`` in batches with a progress bar on stderr (stdout may be JSON): what the long
+    training and evaluation commands show while they embed their data sets."""
+    import numpy as np
+
+    if not texts:
+        return embedder.embed(texts)
+    parts = []
+    with click.progressbar(length=len(texts), label=f"embedding {len(texts)} texts with {embedder.name}",
+                           file=sys.stderr) as bar:
+        for i in range(0, len(texts), batch):
+            parts.append(embedder.embed(texts[i:i + batch]))
+            bar.update(len(texts[i:i + batch]))
+    return np.vstack(parts)
 
 
 def _discover() -> None:

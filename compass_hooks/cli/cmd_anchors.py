@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from . import echo_json
+from . import echo_json, embed_with_progress
 
 
 def _call(op: str, **args):
@@ -60,7 +60,20 @@ def list_cmd(as_json: bool, project: str | None) -> None:
 @click.option("--lang", default="en", show_default=True, help="Language tag of TEXT.")
 @click.option("--id", "anchor_id", default=None, help="Anchor id (default: user-<hash>).")
 def add_cmd(text: str, polarity: str, category: str, weight: float, lang: str, anchor_id: str | None) -> None:
-    """Add TEXT as an anchor to your user pack (audited)."""
+    """Add TEXT as an anchor to your user pack (audited).
+
+    CATEGORY is one of the drift categories for --polarity negative (e.g. destructive_operation,
+    test_tampering) or the on-track ones for positive (e.g. verification, ordinary_task).
+    """
+    from ..drift.pack import NEGATIVE_CATEGORIES, POSITIVE_CATEGORIES
+
+    # Checked here, against the argument: the pack writer would report it as a bad field of your pack file.
+    allowed = NEGATIVE_CATEGORIES if polarity == "negative" else POSITIVE_CATEGORIES
+    if category not in allowed:
+        other = POSITIVE_CATEGORIES if polarity == "negative" else NEGATIVE_CATEGORIES
+        why = f"a {'positive' if polarity == 'negative' else 'negative'} category" if category in other else "unknown"
+        raise click.BadParameter(f"{category!r} is {why}; for --polarity {polarity} use one of: {', '.join(allowed)}",
+                                 param_hint="'--category'")
     out = _call("anchor_add", text=text, polarity=polarity, category=category, weight=weight, lang=lang,
                 id=anchor_id, source="cli")
     a = out["anchor"]
@@ -123,15 +136,20 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
 @click.option("--dev", "dev_file", type=click.Path(exists=True, path_type=Path), default=None,
               help="Labelled JSONL (default: the dev sets shipped in compass_hooks/drift/data/).")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Output file (default: <plugin>/anchors/calibration/<model>.json, or <data>/calibration/ if that is read-only).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file (default: <data>/calibration/<model>.json, which the scorer reads first).")
+@click.option("--shipped", is_flag=True,
+              help="Write the plugin's tracked anchors/calibration/<model>.json instead (maintainers, after a "
+                   "change to the packs or the dev sets).")
 @click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
-def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, target_fpr: float | None, as_json: bool) -> None:
-    """Fit the calibrated drift model on the dev set (reproducible: fixed folds, IRLS).
+def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, shipped: bool, target_fpr: float | None,
+              as_json: bool) -> None:
+    """Fit the calibrated drift model on the dev sets (reproducible: fixed folds, IRLS).
 
-    Uses the packs from drift.packs (not your user pack) so the shipped
-    calibration does not depend on local anchors.
+    Writes your own calibration into the data dir (the scorer prefers it to the shipped one); the plugin's
+    tracked file changes only with --shipped. Uses the packs from drift.packs (not your user pack) so a
+    calibration does not depend on local anchors. Progress goes to stderr.
     """
     from ..core import Core
     from ..drift import pack as pm
@@ -139,20 +157,25 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, t
     from ..drift.features import AnchorIndex
     from ..embedding import get_embedder
 
+    if out is not None and shipped:
+        raise click.UsageError("give --out or --shipped, not both")
     core = Core()
     embedder = get_embedder(model_name, core.config)
     paths = core.paths
     files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
     anchors = pm.load_anchors(files)
-    index = AnchorIndex(anchors, embedder.embed([a.text for a in anchors]))
     dev_paths = [dev_file] if dev_file else list(tr.DEV_SETS)
     items = [it for p in dev_paths for it in tr.load_labelled(p)]
+    vectors = embed_with_progress(embedder, [a.text for a in anchors] + [it["text"] for it in items])
+    index = AnchorIndex(anchors, vectors[: len(anchors)])
+    click.echo(f"fitting the calibration ({tr.FOLDS}-fold cross-validation by scenario)...", err=True)
     model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
-                                 target_fpr if target_fpr is not None else tr.TARGET_FPR, source=[p.name for p in dev_paths])
-    shipped = pm.shipped_dir(paths) / "calibration"
-    # An installed plugin dir may be read-only; the scorer also reads <data>/calibration (first).
-    folder = shipped if os.access(shipped if shipped.exists() else shipped.parent, os.W_OK) else paths.data / "calibration"
+                                 target_fpr if target_fpr is not None else tr.TARGET_FPR,
+                                 source=[p.name for p in dev_paths], vectors=vectors[len(anchors):])
+    folder = pm.shipped_dir(paths) / "calibration" if shipped else paths.data / "calibration"
     target = out or tr.calibration_path(folder, embedder.name)
+    if shipped and not os.access(folder if folder.exists() else folder.parent, os.W_OK):
+        raise click.ClickException(f"{folder} is not writable (an installed plugin); leave out --shipped")
     tr.write_calibration(model, target)
     summary = {"file": str(target), "model": embedder.name, "threshold": round(model.threshold, 4),
                "embedding_languages": model.meta["embedding_languages"],

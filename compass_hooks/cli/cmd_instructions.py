@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from . import echo_json
+from . import echo_json, embed_with_progress
 
 
 @click.group("instructions")
@@ -55,7 +55,7 @@ def list_cmd(project: str | None, session: str | None, include_retired: bool, as
 @click.option("--json", "as_json", is_flag=True, help="Print the written weights' summary as JSON.")
 def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, as_json: bool) -> None:
     """Fit the standing-instruction detector for an embedding model on the dev set (reproducible: fixed folds,
-    closed-form fits); the threshold keeps out-of-fold precision >= 0.97."""
+    closed-form fits); the threshold keeps out-of-fold precision >= 0.97. Progress goes to stderr."""
     from ..core import Core
     from ..embedding import get_embedder
     from ..memory.standing import detect, train
@@ -66,7 +66,9 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, a
     items = train.load(dev)
 
     def embed(texts: list[str]):
-        return embedder.embed(texts)
+        vectors = embed_with_progress(embedder, texts)
+        click.echo("fitting the detector (cross-validated)...", err=True)
+        return vectors
 
     weights = train.train(items, embed, embedder.name, int(embedder.dim), source=dev.name)
     target = out or detect.weights_candidates(core.paths, embedder.name)[0]

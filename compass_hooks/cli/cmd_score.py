@@ -35,8 +35,20 @@ def _read_jsonl(source: str) -> Iterator[str]:
             fh.close()
 
 
-def score_all(texts: list[str], project: str | None = None) -> list[dict]:
+def score_all(texts: list[str], project: str | None = None, progress: bool = False) -> list[dict]:
+    """Score ``texts`` in batches through the service; ``progress``: a progress bar on stderr."""
+    import contextlib
+    import sys
+
     from ..service import get_service
+
+    bar_cm = (click.progressbar(length=len(texts), label=f"scoring {len(texts)} prompts", file=sys.stderr)
+              if progress else contextlib.nullcontext(None))
+    with bar_cm as bar:
+        return _score_batches(texts, project, get_service, bar)
+
+
+def _score_batches(texts: list[str], project: str | None, get_service, bar) -> list[dict]:
 
     service = get_service()
     out: list[dict] = []
@@ -46,6 +58,8 @@ def score_all(texts: list[str], project: str | None = None) -> list[dict]:
             if project:
                 args["project"] = project
             out.extend(service.call("score", **args)["results"])
+            if bar is not None:
+                bar.update(len(args["texts"]))
     finally:
         close = getattr(service, "close", None)
         if close:

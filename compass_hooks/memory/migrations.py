@@ -5,7 +5,7 @@ Each migration runs in one transaction together with the bump of
 whole version. Migrations are append-only: never edit a released one, add the
 next number. Stdlib only.
 
-Schema (v4):
+Schema (v5):
 
 - ``memories``: ``id`` INTEGER PRIMARY KEY AUTOINCREMENT (ids are never reused,
   so the dense index can catch up by "id > last seen"); ``project`` (project id,
@@ -36,6 +36,9 @@ Schema (v4):
   that gave the session a new id). Indexed for the one query every prompt makes.
 - ``session_handoffs`` (v4): (project, session, when) of each PreCompact, so a SessionStart(compact) shortly
   after with a new session id knows which session it continues.
+- ``memory_tags(memory_id, tag)`` (v5): the user's labels for a memory (``remember --tag``, ``edit``,
+  ``list --tag``); deleted with the memory. Labels for finding memories, never injected, so not audited
+  content (memory/audited.py).
 """
 
 from __future__ import annotations
@@ -139,7 +142,6 @@ CREATE TABLE audit_pending (
 );
 """
 
-# Index i holds the migration to version i + 1.
 _V4 = """
 CREATE TABLE instructions (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -171,8 +173,17 @@ CREATE TABLE session_handoffs (
 ) WITHOUT ROWID;
 """
 
+_V5 = """
+CREATE TABLE memory_tags (
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (memory_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX memory_tags_tag ON memory_tags(tag, memory_id);
+"""
 
-MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3), _script(_V4)]
+# Index i holds the migration to version i + 1.
+MIGRATIONS: list[Migration] = [_script(_V1), _script(_V2), _script(_V3), _script(_V4), _script(_V5)]
 LATEST = len(MIGRATIONS)
 
 

@@ -98,6 +98,20 @@ def invalidate(core: Any, ids: Iterable[int] | None = None) -> None:
         st.index.remove(ids)
 
 
+def replace_vector(core: Any, memory_id: int, project: str, vector: Any = None) -> None:
+    """An edited memory's new vector (None: it has none now). The index catches up by id only, so an id it
+    already holds must be swapped here."""
+    st = core.state.get(_FEATURE)
+    if st is None:
+        return
+    with st.lock:
+        st.index.remove([int(memory_id)])
+        if vector is not None and st.model == core.embedder.name:
+            import numpy as np
+
+            st.index.add([int(memory_id)], [project], np.asarray(vector, dtype=np.float32).reshape(1, -1))
+
+
 # --------------------------------------------------------------------------- context column
 
 CONTEXT_WINDOW = 2  # neighbouring memories on each side of the same session
@@ -226,7 +240,8 @@ class Ranking:
 def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequence[str] | None = None,
            exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None, exclude_recent: int = 0,
            scope: str = "project", weights: fusion.Weights | None = None,
-           query_vector: Any = None, ranking: Ranking | None = None) -> list[dict]:
+           query_vector: Any = None, ranking: Ranking | None = None,
+           only: Callable[[Iterable[int]], set[int]] | None = None) -> list[dict]:
     """The ``k`` most relevant memories for ``query``.
 
     ``scope="project"`` searches ``project`` only; ``"global"`` searches every project.
@@ -234,21 +249,39 @@ def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequen
     session (the turns the model still has in its context). ``ranking``: another
     ordering to evaluate (:class:`Ranking`); None, the product's hybrid.
     ``query_vector``: the query's embedding by ``core.embedder`` when the caller has it already (the hook's
-    prompt, embedded once for drift, recall and capture).
+    prompt, embedded once for drift, recall and capture). ``only``: keeps the candidate ids it returns (a time
+    window or tags: :func:`candidate_filter`), before the ranking picks the top ``k``.
     Result dicts: id, ref, text, score, kind, session, created, role, project,
     plus ``cosine`` and ``bm25`` (raw evidence, for relevance floors).
     """
     vectors = None if query_vector is None else query_vector.reshape(1, -1)
     return search_many(core, [{"query": query, "project": project, "k": k}], kinds=kinds, exclude_ids=exclude_ids,
                        exclude_session=exclude_session, exclude_recent=exclude_recent, scope=scope,
-                       weights=weights, vectors=vectors, ranking=ranking)[0]
+                       weights=weights, vectors=vectors, ranking=ranking, only=only)[0]
+
+
+def candidate_filter(store: Any, since: float | None = None, until: float | None = None,
+                     tags: Sequence[str] = ()) -> Callable[[Iterable[int]], set[int]] | None:
+    """``only=`` for :func:`search`: candidates created in [since, until) carrying every tag (None: no bounds)."""
+    if since is None and until is None and not tags:
+        return None
+
+    def keep(ids: Iterable[int]) -> set[int]:
+        ids = list(ids)
+        if since is not None or until is not None:
+            created = store.created_of(ids)
+            ids = [m for m, c in created.items() if (since is None or c >= since) and (until is None or c < until)]
+        return store.tagged(ids, tags) if tags else set(ids)
+
+    return keep
 
 
 def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] | None = None,
                 exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None,
                 exclude_recent: int = 0, scope: str = "project", weights: fusion.Weights | None = None,
                 project: str | None = None, k: int = 5, vectors: Any = None,
-                ranking: Ranking | None = None) -> list[list[dict]]:
+                ranking: Ranking | None = None, only: Callable[[Iterable[int]], set[int]] | None = None,
+                ) -> list[list[dict]]:
     """Batch search. Each query is a string or ``{"query", "project"?, "k"?}``
     (missing fields take the ``project`` / ``k`` arguments). Results in input order.
     ``vectors``: the queries' embeddings, one row per query, when the caller has them."""
@@ -282,12 +315,13 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
     for i, it in enumerate(items):
         proj = None if scope == "global" else (it.get("project", project) or "")
         out.append(_rank_one(core, _prepare(it["query"]), proj, int(it.get("k", k)), dense_hits[i], excluded,
-                             kind_set, w, None if qvecs is None else qvecs[i], ranking))
+                             kind_set, w, None if qvecs is None else qvecs[i], ranking, only))
     return out
 
 
 def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, excluded: set[int],
-              kinds: set[str] | None, w: fusion.Weights, qvec: Any = None, ranking: Ranking | None = None) -> list[dict]:
+              kinds: set[str] | None, w: fusion.Weights, qvec: Any = None, ranking: Ranking | None = None,
+              only: Callable[[Iterable[int]], set[int]] | None = None) -> list[dict]:
     store = core.store
     bm25: dict[int, float] = {}
     if (ranking is None or ranking.keyword) and q.fts:
@@ -311,6 +345,9 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
             for mid in scores:
                 if mid in cues and top > 0:
                     scores[mid] += w.temporal_weight * cues[mid] / top
+    if only is not None and scores:
+        kept = only(scores)
+        scores = {m: v for m, v in scores.items() if m in kept}
     if not scores:
         return []
 
@@ -348,7 +385,7 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
         ranked.append({
             "id": m, "ref": r.get("ref"), "text": r.get("text", ""), "score": round(float(adj[m]), 6),
             "kind": r.get("kind"), "session": r.get("session"), "created": r.get("created"),
-            "role": r.get("role"), "project": r.get("project"),
+            "role": r.get("role"), "project": r.get("project"), "tags": r.get("tags") or [],
             "cosine": round(cos[m], 6) if m in cos else None, "bm25": round(bm25[m], 6) if m in bm25 else None,
         })
     return fusion.collapse_duplicates(ranked, limit=k)

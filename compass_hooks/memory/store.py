@@ -53,18 +53,22 @@ from urllib.parse import quote
 from ..errors import CompassError, InvalidInput, NotFound, StoreError
 from . import migrations
 from .audited import audit_content, forms
+from .kinds import KINDS
 
 GLOBAL = "__global__"
 ROLES = ("user", "assistant", "tool")
-KINDS = ("prompt", "constraint", "decision", "correction", "note", "lesson")
 SOURCES = ("hook", "cli", "mcp", "import")
 FLAG_SUSPICIOUS = "suspicious-instruction"
 FLAG_REDACTED = "redacted"
 MAX_TEXT = 20_000  # characters; longer texts are cut (a memory is a turn, not a file)
 
 _COLUMNS = ("id", "project", "session", "role", "kind", "text", "context", "created", "source", "ref", "pinned",
-            "flags", "hash", "dedupe_key", "meta")
-_SELECT = "SELECT " + ", ".join(_COLUMNS) + " FROM memories"
+            "flags", "hash", "dedupe_key", "meta", "tags")
+# tags live in their own table (migration 5); one comma list per row, read with the row.
+_SELECT = ("SELECT " + ", ".join(_COLUMNS[:-1])
+           + ", (SELECT group_concat(tag, ',') FROM memory_tags t WHERE t.memory_id = memories.id) FROM memories")
+MAX_TAGS = 16
+MAX_TAG_CHARS = 40
 _RETRIES = 12
 _BACKOFF_S = 0.01
 _BACKOFF_MAX_S = 1.0
@@ -78,6 +82,31 @@ _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_NOTADB =
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def normalize_tags(tags: Any) -> list[str]:
+    """Tags as stored: case-folded, a leading ``#`` dropped, sorted, unique; each one word of at most
+    :data:`MAX_TAG_CHARS` characters without commas. A comma-separated string is split."""
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    if not isinstance(tags, (list, tuple, set, frozenset)):
+        raise InvalidInput(f"tags must be a list of strings, got {type(tags).__name__}")
+    out: set[str] = set()
+    for t in tags:
+        if not isinstance(t, str):
+            raise InvalidInput(f"a tag must be a string, got {t!r}")
+        tag = t.strip().lstrip("#").casefold()
+        if not tag:
+            continue
+        if len(tag) > MAX_TAG_CHARS or any(c.isspace() or c == "," or not c.isprintable() for c in tag):
+            raise InvalidInput(f"bad tag {t!r}", f"a tag is one word of at most {MAX_TAG_CHARS} characters, "
+                               "no spaces or commas")
+        out.add(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidInput(f"{len(out)} tags; a memory takes at most {MAX_TAGS}")
+    return sorted(out)
 
 
 def parse_id(value: Any) -> int:
@@ -156,6 +185,7 @@ def _row(r: sqlite3.Row | tuple) -> dict[str, Any]:
     d["pinned"] = bool(d["pinned"])
     d["flags"] = [f for f in (d["flags"] or "").split(",") if f]
     d["meta"] = json.loads(d["meta"]) if d["meta"] else {}
+    d["tags"] = sorted(t for t in (d.get("tags") or "").split(",") if t)
     return d
 
 
@@ -443,7 +473,7 @@ class Store:
             "ref": None if ref is None else str(ref), "pinned": 1 if item.get("pinned") else 0,
             "flags": ",".join(sorted(set(flags))), "hash": content_hash(text), "dedupe_key": key,
             "meta": json.dumps(meta, ensure_ascii=False, sort_keys=True) if meta else None,
-            "revive": bool(item.get("revive")),
+            "revive": bool(item.get("revive")), "tags": normalize_tags(item.get("tags")),
             "_embedding": item.get("embedding"), "_model": item.get("model"),
         }
 
@@ -457,7 +487,7 @@ class Store:
 
         Item keys: text (required), project (default GLOBAL), session, role (user),
         kind (note), source (cli), created (unix s; now), ref, pinned, flags,
-        context, dedupe_key, meta (dict), embedding (float32 vector) + model.
+        context, dedupe_key, meta (dict), tags (list of strings), embedding (float32 vector) + model.
         An item whose ``dedupe_key`` exists in its project is not inserted again;
         one whose key or content hash was forgotten (tombstone) is skipped unless it
         says ``revive`` (the user asked for it again). ``actor`` is the audit actor
@@ -490,6 +520,9 @@ class Store:
                      r["source"], r["ref"], r["pinned"], r["flags"], r["hash"], r["dedupe_key"], r["meta"]),
                 )
                 mid = int(cur.lastrowid)
+                if r["tags"]:
+                    conn.executemany("INSERT INTO memory_tags (memory_id, tag) VALUES (?,?)",
+                                     [(mid, t) for t in r["tags"]])
                 if r["_embedding"] is not None:
                     self._put_embedding(conn, mid, r["_model"], r["_embedding"])
                 out.append(Added(mid, True))
@@ -527,16 +560,69 @@ class Store:
         self._write(lambda conn: conn.executemany("UPDATE memories SET context = ? WHERE id = ?", pairs))
 
     def set_pinned(self, memory_id: int, pinned: bool, actor: str = "cli") -> dict[str, Any]:
-        row = self.get(memory_id)
-        row["pinned"] = bool(pinned)
-        change = Change(actor, "edit", int(memory_id), content_hash(audit_content(row)))
+        return self.edit(memory_id, pinned=pinned, actor=actor)
+
+    def edit(self, memory_id: int, *, text: str | None = None, kind: str | None = None, pinned: bool | None = None,
+             tags: Any = None, add_tags: Any = None, remove_tags: Any = None, flags: Sequence[str] | None = None,
+             embedding: Any = None, model: str | None = None, actor: str = "cli") -> dict[str, Any]:
+        """Change a memory in place (its id stays): text (with its ``flags`` as the privacy pass set them, and
+        its new ``embedding`` by ``model``: the old vectors go, since they describe the old text), kind,
+        pinned, tags (``tags`` replaces them; ``add_tags`` / ``remove_tags`` adjust). One transaction with its
+        audit intent; the FTS row follows through the update trigger. A memory stored by ``remember`` gets the
+        key of its new text, so remembering the new text again finds it and the old text is new again.
+        A new text drops the standing instructions recorded from the old one. Returns the row after the change.
+        Unknown id: :class:`NotFound`; a text another memory of the project already has (same kind):
+        :class:`InvalidInput`."""
+        before = self.get(memory_id)
+        mid = int(before["id"])
+        after = dict(before)
+        if text is not None:
+            if not isinstance(text, str) or not text.strip():
+                raise InvalidInput("a memory needs non-empty text")
+            after["text"] = text[:MAX_TEXT]
+            after["flags"] = sorted(set(flags or ()))
+        if kind is not None:
+            if kind not in KINDS:
+                raise InvalidInput(f"unknown kind {kind!r}", f"one of: {', '.join(KINDS)}")
+            after["kind"] = kind
+        if pinned is not None:
+            after["pinned"] = bool(pinned)
+        new_tags = set(normalize_tags(tags)) if tags is not None else set(before["tags"])
+        new_tags |= set(normalize_tags(add_tags))
+        new_tags -= set(normalize_tags(remove_tags))
+        after["tags"] = normalize_tags(sorted(new_tags))
+        key = before["dedupe_key"]
+        if key and key.startswith("remember:") and (after["text"], after["kind"]) != (before["text"], before["kind"]):
+            ident = f"{after['kind']}\x1f{after['role']}\x1f{after['text']}"
+            key = "remember:" + hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32]
+        after["dedupe_key"] = key
+        change = Change(actor, "edit", mid, content_hash(audit_content(after)))
 
         def run(conn: sqlite3.Connection) -> list[int]:
-            conn.execute("UPDATE memories SET pinned = ? WHERE id = ?", (1 if pinned else 0, int(memory_id)))
+            if key != before["dedupe_key"]:
+                hit = conn.execute("SELECT id FROM memories WHERE project = ? AND dedupe_key = ? AND id != ?",
+                                   (before["project"], key, mid)).fetchone()
+                if hit:
+                    raise InvalidInput(f"memory {hit[0]} already says this", f"forget {mid} or edit {hit[0]} instead")
+            conn.execute("UPDATE memories SET text = ?, hash = ?, kind = ?, pinned = ?, flags = ?, dedupe_key = ?"
+                         " WHERE id = ?", (after["text"], content_hash(after["text"]), after["kind"],
+                                           1 if after["pinned"] else 0, ",".join(after["flags"]), key, mid))
+            if after["tags"] != before["tags"]:
+                conn.execute("DELETE FROM memory_tags WHERE memory_id = ?", (mid,))
+                conn.executemany("INSERT INTO memory_tags (memory_id, tag) VALUES (?,?)",
+                                 [(mid, t) for t in after["tags"]])
+            if after["text"] != before["text"]:
+                conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (mid,))
+                if embedding is not None:
+                    self._put_embedding(conn, mid, model, embedding)
+                # The standing instructions said in the old words go with them, as forget's cascade takes them
+                # (a rule kept after its words changed would go on being shown as the user's); the caller
+                # detects the new text's rules (memory/ops.py edit).
+                conn.execute("DELETE FROM instructions WHERE memory_id = ?", (mid,))
             return self._intents(conn, [change])
 
         self._report([change], self._write(run))
-        return row
+        return self.get(mid)
 
     def forget(self, memory_id: int | None = None, *, project: str | None = None, session: str | None = None,
                actor: str = "cli") -> list[dict[str, Any]]:
@@ -594,21 +680,66 @@ class Store:
 
     def list(self, project: str | None = None, kinds: Sequence[str] | None = None, session: str | None = None,
              pinned: bool | None = None, limit: int | None = None, newest_first: bool = True,
-             flags_exclude: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """Memories filtered by project (None: every project), kinds, session, pinned."""
-        where, args = self._where(project, kinds, session, pinned)
+             flags_exclude: Sequence[str] = (), since: float | None = None, until: float | None = None,
+             tags: Sequence[str] = (), offset: int = 0) -> list[dict[str, Any]]:
+        """Memories filtered by project (None: every project), kinds, session, pinned, created in
+        [``since``, ``until``) and carrying every tag in ``tags``."""
+        where, args = self._where(project, kinds, session, pinned, since, until, tags)
         for f in flags_exclude:
             where.append("(',' || flags || ',') NOT LIKE ?")
             args.append(f"%,{f},%")
-        sql = f"{_SELECT} WHERE {' AND '.join(where) or '1'} ORDER BY created {'DESC' if newest_first else 'ASC'}, id"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+        order = "DESC" if newest_first else "ASC"
+        sql = f"{_SELECT} WHERE {' AND '.join(where) or '1'} ORDER BY created {order}, id {order}"
+        if limit is not None or offset:
+            sql += f" LIMIT {-1 if limit is None else int(limit)} OFFSET {max(0, int(offset))}"
         return [_row(r) for r in self._read(sql, args)]
 
+    def count_where(self, project: str | None = None, kinds: Sequence[str] | None = None,
+                    session: str | None = None, pinned: bool | None = None, since: float | None = None,
+                    until: float | None = None, tags: Sequence[str] = ()) -> int:
+        """How many memories :meth:`list` would give without a limit."""
+        where, args = self._where(project, kinds, session, pinned, since, until, tags)
+        return int(self._read(f"SELECT COUNT(*) FROM memories WHERE {' AND '.join(where) or '1'}", args)[0][0])
+
+    def created_of(self, ids: Iterable[int]) -> dict[int, float]:
+        """{id: created} for the ids that exist (time windows on search candidates)."""
+        ids = [int(i) for i in ids]
+        out: dict[int, float] = {}
+        for i in range(0, len(ids), _CHUNK):
+            part = ids[i : i + _CHUNK]
+            for mid, created in self._read(f"SELECT id, created FROM memories WHERE id IN ({','.join('?' * len(part))})",
+                                           part):
+                out[int(mid)] = float(created)
+        return out
+
+    def tagged(self, ids: Iterable[int], tags: Sequence[str]) -> set[int]:
+        """Which of ``ids`` carry every tag in ``tags``."""
+        ids = [int(i) for i in ids]
+        want = normalize_tags(tags)
+        if not want:
+            return set(ids)
+        out: set[int] = set()
+        for i in range(0, len(ids), _CHUNK):
+            part = ids[i : i + _CHUNK]
+            rows = self._read(f"SELECT memory_id FROM memory_tags WHERE memory_id IN ({','.join('?' * len(part))})"
+                              f" AND tag IN ({','.join('?' * len(want))}) GROUP BY memory_id HAVING COUNT(*) = ?",
+                              [*part, *want, len(want)])
+            out.update(int(r[0]) for r in rows)
+        return out
+
     @staticmethod
-    def _where(project, kinds, session, pinned) -> tuple[list[str], list[Any]]:
+    def _where(project, kinds, session, pinned, since=None, until=None, tags=()) -> tuple[list[str], list[Any]]:
         where: list[str] = []
         args: list[Any] = []
+        if since is not None:
+            where.append("created >= ?")
+            args.append(float(since))
+        if until is not None:
+            where.append("created < ?")
+            args.append(float(until))
+        for tag in normalize_tags(tags):
+            where.append("EXISTS (SELECT 1 FROM memory_tags t WHERE t.memory_id = memories.id AND t.tag = ?)")
+            args.append(tag)
         if project is not None:
             where.append("project = ?")
             args.append(project)

@@ -85,10 +85,24 @@ def test_marketplace_install_of_the_checkout_block_reaches_the_model(claude, cc_
 
 
 def test_claude_code_starts_the_plugin_mcp_server(claude, cc_env, api, work, tmp_path):
-    """The plugin's .mcp.json server connects inside the real Claude Code and its six tools reach the model."""
+    """The plugin's .mcp.json server connects inside the real Claude Code and its tools reach the model."""
     debug = tmp_path / "d.log"
     sent = prompt(claude, cc_env, api, "hello", work, "--plugin-dir", str(ROOT), "--debug-file", str(debug),
                   timeout=180)
     assert 'MCP server "plugin:compass-hooks:compass": Successfully connected' in debug.read_text()
-    for name in ("drift_check", "recall", "remember", "forget", "constraints", "status"):
+    from mcp_server import TOOL_NAMES
+
+    for name in TOOL_NAMES:
         assert f"mcp__plugin_compass-hooks_compass__{name}" in sent, name
+
+
+def test_skills_are_listed_and_invoked_as_slash_commands(claude, cc_env, api, work):
+    """The slash commands are skills: listed to the model, and `/compass-hooks:NAME ARGS` in -p mode sends the
+    skill's instructions with the arguments in place (issue 15: skills, not the legacy commands/)."""
+    proc = run([claude, "-p", "/compass-hooks:recall force pushing to main", "--plugin-dir", str(ROOT)], cc_env, work,
+               timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    sent = api.take()
+    assert "Call the compass MCP tool `recall`" in sent and "force pushing to main" in sent, sent[-3000:]
+    for name in ("compass-hooks:memories", "compass-hooks:edit", "compass-hooks:remember", "compass-hooks:status"):
+        assert name in sent, name

@@ -31,14 +31,14 @@ def test_hook_command_in_process(cli_runner):
 @pytest.mark.slow
 def test_worker_commands(cli_runner):
     res = cli_runner.invoke(cli, ["worker", "status", "--json"])
-    assert res.exit_code == 0 and json.loads(res.output)["running"] is False
+    assert res.exit_code == 3 and json.loads(res.output)["running"] is False  # 3: not running (LSB status)
     try:
         res = cli_runner.invoke(cli, ["worker", "start", "--json"])
         assert res.exit_code == 0, res.output
         status = json.loads(res.output)
         assert status["running"] and status["ready"] and status["model"] == "fake:64"
         res = cli_runner.invoke(cli, ["worker", "status"])
-        assert "ready: True" in res.output
+        assert res.exit_code == 0 and "ready: True" in res.output
         res = cli_runner.invoke(cli, ["worker", "stop"])
         assert res.exit_code == 0 and "stopped worker pid" in res.output
         res = cli_runner.invoke(cli, ["worker", "stop"])

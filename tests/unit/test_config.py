@@ -65,3 +65,54 @@ def test_save_round_trip_writes_only_changes(tmp_path):
     assert "threads" not in text and 'name = "bge-m3"' in text
     again = load_config(f, env={})
     assert again.get("model", "name") == "bge-m3" and again.get("drift", "packs") == ["default", "mine"]
+
+
+@pytest.mark.parametrize("body, key, why", [
+    ('[model]\nthreads = "two"\n', "model.threads", 'must be a whole number, got "two" (a string)'),
+    ("[model]\nthreads = true\n", "model.threads", "must be a whole number"),
+    ("[model]\nthreads = 0\n", "model.threads", "must be at least 1"),
+    ('[hooks]\npretooluse = "block"\n', "hooks.pretooluse", "must be one of ask, deny, off"),
+    ('[hooks]\nenabled = "yes"\n', "hooks.enabled", "must be true or false"),
+    ("[memory]\nmin_score = 2\n", "memory.min_score", "must be at most 1"),
+    ('[drift]\npacks = "default"\n', "drift.packs", "must be a list of strings"),
+    ("[mcp]\nhttp_port = 70000\n", "mcp.http_port", "must be at most 65535"),
+    ('[memory]\ninstructions = "on"\n', "memory.instructions", "must be true or false"),
+    ("[memory]\ninstructions_budget_chars = -1\n", "memory.instructions_budget_chars", "must be at least 0"),
+])
+def test_values_of_the_wrong_type_or_range_are_named(tmp_path, body, key, why):
+    f = tmp_path / "config.toml"
+    f.write_text(body)
+    with pytest.raises(ConfigError) as info:
+        load_config(f, env={})
+    assert f"{f}: {key} {why}" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_bad_environment_override_names_the_variable(tmp_path):
+    with pytest.raises(ConfigError, match=r"\$COMPASS_THREADS: model.threads must be at least 1"):
+        load_config(tmp_path / "none.toml", env={"COMPASS_THREADS": "0"})
+    with pytest.raises(ConfigError, match="COMPASS_THREADS='two' is not a valid int"):
+        load_config(tmp_path / "none.toml", env={"COMPASS_THREADS": "two"})
+
+
+def test_optional_values_may_be_numbers(tmp_path):
+    f = tmp_path / "config.toml"
+    f.write_text("[memory]\nmin_score = 0.3\n[drift]\nthreshold = 0.5\n[worker]\nidle_timeout_s = 60\n")
+    cfg = load_config(f, env={})
+    assert (cfg.get("memory", "min_score"), cfg.get("drift", "threshold"), cfg.get("worker", "idle_timeout_s")) == \
+        (0.3, 0.5, 60)
+
+
+def test_the_cli_names_the_bad_key(cli_runner, compass_home):
+    from compass_hooks.cli import cli
+
+    (compass_home / "config.toml").write_text('[model]\nthreads = "two"\n')
+    res = cli_runner.invoke(cli, ["recall", "anything"])
+    assert res.exit_code == 1 and "model.threads must be a whole number" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_every_setting_has_a_check():
+    """A key added to DEFAULTS without a SCHEMA entry would load any value unchecked."""
+    from compass_hooks.config import DEFAULTS, SCHEMA
+
+    assert {s: set(v) for s, v in SCHEMA.items()} == {s: set(v) for s, v in DEFAULTS.items()}

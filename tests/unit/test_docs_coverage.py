@@ -1,6 +1,6 @@
 """Everything a user can call is documented in README.md and has help:
 every MCP tool, every CLI command (the click group walked recursively) and every
-slash command in commands/."""
+skill in skills/ (each one a slash command, /compass-hooks:NAME; commands/ is the legacy form, not used)."""
 
 from __future__ import annotations
 
@@ -47,13 +47,16 @@ def _tools():
 
 
 def _slash_commands():
-    return sorted((ROOT / "commands").glob("*.md"))
+    return sorted((ROOT / "skills").glob("*/SKILL.md"))
 
 
 def test_there_is_something_to_check():
     assert len(_cli_commands()) >= 10
-    assert {t.name for t in _tools()} == {"drift_check", "recall", "remember", "forget", "constraints", "status"}
-    assert {p.stem for p in _slash_commands()} >= {"remember", "recall", "drift-history", "status"}
+    assert {t.name for t in _tools()} == {"drift_check", "recall", "remember", "forget", "constraints", "status",
+                                          "list", "edit", "drift_history", "feedback"}
+    assert {p.parent.name for p in _slash_commands()} >= {"remember", "recall", "drift-history", "status", "memories",
+                                                          "edit", "compass"}
+    assert not (ROOT / "commands").exists(), "slash commands are skills now (skills/NAME/SKILL.md)"
 
 
 @pytest.mark.parametrize("path,cmd", _cli_commands(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
@@ -74,7 +77,7 @@ def test_mcp_tool_has_a_description_and_is_in_readme(tool):
     assert re.search(r"\b" + re.escape(tool.name) + r"\b", _readme()), f"README.md does not mention tool {tool.name}"
 
 
-@pytest.mark.parametrize("path", _slash_commands(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", _slash_commands(), ids=lambda p: p.parent.name)
 def test_slash_command_has_a_description_and_is_in_readme(path):
     text = path.read_text(encoding="utf-8")
     m = re.match(r"---\n(.*?)\n---\n(.*)", text, re.S)
@@ -82,5 +85,9 @@ def test_slash_command_has_a_description_and_is_in_readme(path):
     desc = re.search(r"^description:\s*(.+)$", m.group(1), re.M)
     assert desc and desc.group(1).strip(), f"{path.name}: no description in the frontmatter"
     assert m.group(2).strip(), f"{path.name}: empty body"
-    assert re.search(r"/(compass-hooks:)?" + re.escape(path.stem) + r"\b", _readme()), \
-        f"README.md does not mention the slash command /{path.stem}"
+    name = re.search(r"^name:\s*(.+)$", m.group(1), re.M)
+    assert name and name.group(1).strip() == path.parent.name, f"{path}: name must be the folder's"
+    assert re.search(r"/(compass-hooks:)?" + re.escape(path.parent.name) + r"\b", _readme()), \
+        f"README.md does not mention the slash command /{path.parent.name}"
+    # The agent calls plain `compass-hook` (bin/ is on its Bash tool's PATH), never a venv path.
+    assert ".venv/bin/compass-hook" not in m.group(2) and "CLAUDE_PLUGIN_ROOT" not in m.group(2)

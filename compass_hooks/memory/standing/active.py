@@ -1,4 +1,4 @@
-"""The store of standing instructions (table ``instructions``, schema v3 in :mod:`..migrations`), kept through
+"""The store of standing instructions (table ``instructions``, schema v4 in :mod:`..migrations`), kept through
 the memory store's writer path (``Store.write`` / ``Store.read``).
 
 - A rule holds where it was said: ``session`` scope in that session of that project, ``project`` scope in

@@ -175,7 +175,7 @@ def test_multilingual_model_path_with_the_tiny_xlmr_fixture(tmp_path, monkeypatc
     out = get_paths().data / "calibration" / "tiny-xlmr.json"
     r = runner.invoke(cli, ["anchors", "train", "--model", "tiny-xlmr", "--out", str(out), "--json"])
     assert r.exit_code == 0, r.output
-    summary = json.loads(r.output)
+    summary = json.loads(r.stdout)  # progress goes to stderr
     assert summary["embedding_languages"] == ["multilingual"] and set(LANGS) <= set(summary["cv_by_language"])
     cal = json.loads(out.read_text(encoding="utf-8"))
     assert cal["model"] == "tiny-xlmr" and cal["trained_on"]["files"] == ["drift_dev.jsonl", "drift_dev_ml.jsonl"]

@@ -68,6 +68,7 @@ def test_eval_instructions_on_labelled_prompts(cli_runner, tmp_path):
     res = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--json"])
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
+    assert "embedding" in res.stderr  # progress, on stderr
     assert report["items"] == len(rows) and report["model"] == "fake:64"
     assert {"precision", "recall", "rule_exact", "rule_whole", "action_accuracy", "scope_accuracy"} <= set(report)
     text = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--errors"])

@@ -33,11 +33,12 @@ def test_every_client_prints_an_absolute_command(cli_runner, client, fake_home):
         body = r.output.split("\n\nor, for every project:")[0]
         body = body[body.index("{"):]
         data = json.loads(body)
-        key = "context_servers" if client == "zed" else "mcpServers"
+        key = {"zed": "context_servers", "vscode": "servers"}.get(client, "mcpServers")
         entry = data[key]["compass"]
-        assert entry["command"] == VENV_MCP and entry["args"] == []
+        # The project is explicit: Claude Desktop starts servers in /, which would be the project.
+        assert entry["command"] == VENV_MCP and entry["args"] == ["--project", os.getcwd()]
     if client == "claude-code":
-        assert "claude mcp add --scope user" in r.output and f"compass -- {VENV_MCP}" in r.output
+        assert "claude mcp add --scope user" in r.output and f"compass -- {VENV_MCP} --project" in r.output
 
 
 def test_env_has_compass_home_only_when_the_user_set_it(monkeypatch, tmp_path):
@@ -104,10 +105,10 @@ def test_unparseable_files_are_refused_untouched(cli_runner, tmp_path):
     tmp_path = tmp_path / "zed"
     tmp_path.mkdir()
     cfg = tmp_path / "settings.json"
-    original = '// Zed settings\n{\n  "theme": "One Dark",\n}\n'
+    original = '// Zed settings\n{\n  "theme": "One Dark"\n  "vim_mode": true\n}\n'  # a missing comma
     cfg.write_text(original)
     r = cli_runner.invoke(cli, ["mcp", "config", "zed", "--write", "--path", str(cfg)])
-    assert r.exit_code == 1 and "not plain JSON" in r.output and "by hand" in r.output
+    assert r.exit_code == 1 and "not JSON, even allowing comments" in r.output and "by hand" in r.output
     assert cfg.read_text() == original and list(tmp_path.iterdir()) == [cfg]
 
     cfg.write_text(json.dumps({"mcpServers": ["not", "an", "object"]}))

@@ -203,6 +203,23 @@ def test_forgetting_the_prompt_forgets_its_rule(core, repo):
     assert active.visible(core.store, str(repo), "s1") == []
 
 
+def test_editing_the_prompt_redetects_its_rules(core, repo):
+    """`compass-hook edit` on a prompt: the rules of its old words go (as with forget), the new words' are
+    detected; a tag or pin change leaves them alone."""
+    from compass_hooks.memory.ops import edit_op
+
+    ids = api.capture_prompt(core, ctx(core, ups(repo, "From now on, keep every answer under 50 words.")))
+    edit_op(core, ids[0], add_tags=["style"], pin=True)
+    assert [r["text"] for r in active.visible(core.store, str(repo), "s1")] == [
+        "From now on, keep every answer under 50 words."]
+    edit_op(core, ids[0], text="What does a goroutine cost?")
+    assert active.visible(core.store, str(repo), "s1") == []
+    assert rules_block(say(core, repo, "Explain how DNS resolution works.", n=1)) == ""
+    edit_op(core, ids[0], text="From now on, never use pandas in this project.")
+    assert [(r["text"], r["memory_id"]) for r in active.visible(core.store, str(repo), "s1")] == [
+        ("From now on, never use pandas in this project.", ids[0])]
+
+
 def test_a_compaction_under_a_new_session_id_carries_the_session_rules(core, repo):
     say(core, repo, "For the rest of this session, no bullet lists please.", "old")
     base = {"cwd": str(repo), "transcript_path": None}
@@ -347,7 +364,8 @@ def test_instructions_train_cli_writes_where_the_detector_reads(cli_runner, comp
     small.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in picked) + "\n", encoding="utf-8")
     res = cli_runner.invoke(cli, ["instructions", "train", "--model", "fake", "--dev", str(small), "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
+    assert "embedding" in res.stderr and "fitting" in res.stderr  # progress, on stderr
     assert out["file"] == str(compass_home / "calibration" / "instructions" / "fake-64.json")
     assert detect.load_weights(Path(out["file"])).meta["trained_on"]["items"] == len(picked)
 

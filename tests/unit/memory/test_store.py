@@ -140,6 +140,30 @@ def test_migrate_v1_db_to_latest(tmp_path):
         s.close()
 
 
+def test_migrate_v4_db_with_standing_instructions_to_latest(tmp_path):
+    """A store at v4 (standing instructions, released before tags) keeps its rules and gets tags at v5."""
+    db = tmp_path / "v4.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    assert migrations.migrate(conn, migrations.MIGRATIONS[:4]) == 4
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("INSERT INTO memories (project, role, kind, text, created, source, hash) "
+                 "VALUES ('p', 'user', 'prompt', 'From now on, never use pandas.', 1.0, 'hook', 'h')")
+    conn.execute("INSERT INTO instructions (project, scope, text, created, memory_id, hash) "
+                 "VALUES ('p', 'project', 'From now on, never use pandas.', 1.0, 1, 'r')")
+    conn.close()
+    s = audited(db)
+    try:
+        assert s.schema_version == migrations.LATEST == 5
+        s.edit(1, add_tags=["style"])
+        assert s.get(1)["tags"] == ["style"]
+        assert s.read("SELECT text, state FROM instructions") == [("From now on, never use pandas.", "active")]
+        s.forget(1)
+        assert s.read("SELECT COUNT(*) FROM instructions")[0][0] == 0
+        assert s.read("SELECT COUNT(*) FROM memory_tags")[0][0] == 0
+    finally:
+        s.close()
+
+
 def test_failing_migration_rolls_back(tmp_path):
     conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
     migrations.migrate(conn, migrations.MIGRATIONS[:1])
