@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as _toml  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import tomli as _toml
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "model": {
