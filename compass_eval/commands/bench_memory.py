@@ -9,13 +9,16 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import click
 
+if TYPE_CHECKING:  # pragma: no cover
+    from compass_hooks.core import Core
+
 
 @contextmanager
-def _temp_core() -> Iterator[object]:
+def _temp_core() -> Iterator[Core]:
     from compass_hooks.core import Core
     from compass_hooks.paths import get_paths
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from .cues import COMMON, get_cues
 from .features import AnchorIndex, alert_category, build_features, covers, embedding_languages
 from .model import LogisticModel, load_calibration, safe_model_name
 from .rules import RuleHit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
 
 log = get_logger("drift")
 N_ANCHORS_SHOWN = 3
@@ -44,7 +47,7 @@ def calibration_candidates(paths: Any, model_name: str) -> list[Path]:
 
 
 class DriftState:
-    def __init__(self, core: Any):
+    def __init__(self, core: CoreLike):
         self.core = core
         self._lock = threading.RLock()
         self._snapshots: dict[tuple, Snapshot] = {}  # (project pack key) -> last good snapshot
@@ -171,7 +174,7 @@ class DriftState:
                 "threshold": round(threshold, 4), "scored_by": parts}
 
 
-def get_state(core: Any) -> DriftState:
+def get_state(core: CoreLike) -> DriftState:
     return core.feature("drift", DriftState)
 
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import time
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import CompassError, InvalidInput, StoreError
 from ..ops import op
@@ -26,6 +26,9 @@ from . import capture, privacy
 from . import project as projects
 from .standing import ops as _standing_ops  # noqa: F401 - registers the `instructions` op
 from .store import GLOBAL, KINDS, ROLES, SOURCES, parse_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 KIND_ALIASES = {"preference": "constraint", "rule": "constraint", "fact": "note"}
 RESULT_FIELDS = ("id", "ref", "text", "score", "kind", "session", "created")
@@ -36,7 +39,7 @@ EXPORT_PAGE_BYTES = 4 * 1024 * 1024
 MAX_CONTEXT = 20_000  # characters of an imported row's context (derived search text; ours is ~1,500)
 
 
-def _project(core: Any, project: str | None = None, cwd: str | None = None) -> str:
+def _project(core: CoreLike, project: str | None = None, cwd: str | None = None) -> str:
     if project is None and cwd:
         return projects.project_id(cwd)
     if project is None:
@@ -60,7 +63,7 @@ def _id(value: Any) -> int:
     return parse_id(value)
 
 
-def _audit_note(core: Any, out: dict) -> dict:
+def _audit_note(core: CoreLike, out: dict) -> dict:
     """Add why the audit entry of this write is pending, when it is (the write itself is done)."""
     pending = core.store.audit_error()
     if pending:
@@ -88,7 +91,7 @@ def _hit(h: dict, now: float) -> dict:
 
 
 @op("remember")
-def remember(core: Any, text: str, kind: str | None = None, project: str | None = None, cwd: str | None = None,
+def remember(core: CoreLike, text: str, kind: str | None = None, project: str | None = None, cwd: str | None = None,
              session: str | None = None, pin: bool = False, pinned: bool | None = None, source: str = "cli",
              ref: str | None = None, role: str = "user") -> dict:
     """Store one memory after privacy cleaning; kind detected when not given (else "note")."""
@@ -117,14 +120,14 @@ def remember(core: Any, text: str, kind: str | None = None, project: str | None 
     return _audit_note(core, {"memory": {**public(row), "redactions": len(cleaned.redactions)}, "new": added.new})
 
 
-def _search_many(core: Any, items: list[dict], kinds, scope: str) -> list[list[dict]]:
+def _search_many(core: CoreLike, items: list[dict], kinds, scope: str) -> list[list[dict]]:
     from . import recall
 
     return recall.search_many(core, items, kinds=kinds, scope=scope)
 
 
 @op("recall")
-def recall_op(core: Any, query: str | None = None, queries: Sequence[dict | str] | None = None,
+def recall_op(core: CoreLike, query: str | None = None, queries: Sequence[dict | str] | None = None,
               project: str | None = None, cwd: str | None = None, k: int = 5, kinds: Sequence[str] | None = None,
               scope: str = "project") -> dict:
     """Single: ``{"query", "project", "memories": [...]}``. Batch (``queries``):
@@ -154,7 +157,7 @@ def recall_op(core: Any, query: str | None = None, queries: Sequence[dict | str]
 
 
 @op("forget")
-def forget(core: Any, id: Any = None, project: str | None = None, session: str | None = None,
+def forget(core: CoreLike, id: Any = None, project: str | None = None, session: str | None = None,
            source: str = "cli") -> dict:
     """Forget one memory (``id``), a whole project or a session; vectors and FTS rows go too."""
     if sum(x is not None for x in (id, project, session)) != 1:
@@ -194,7 +197,7 @@ def _opt_str(raw: dict, name: str, allow_number: bool = False) -> str | None:
     return value
 
 
-def _import_item(raw: Any, project: str | None, core: Any) -> dict:
+def _import_item(raw: Any, project: str | None, core: CoreLike) -> dict:
     """One import line as a store item; InvalidInput names the first bad field."""
     if not isinstance(raw, dict):
         raise InvalidInput("not a JSON object")
@@ -250,7 +253,7 @@ def _import_item(raw: Any, project: str | None, core: Any) -> dict:
 
 
 @op("import_batch")
-def import_batch(core: Any, items: Sequence[Any], project: str | None = None, first_line: int = 1,
+def import_batch(core: CoreLike, items: Sequence[Any], project: str | None = None, first_line: int = 1,
                  lines: Sequence[int] | None = None) -> dict:
     """Import memories (one embedding batch). Bad items are reported with their line
     (``lines[i]``, else ``first_line`` + i) and skipped; the rest are stored, also when the store rejects one
@@ -298,7 +301,7 @@ EXPORT_FIELDS = ("id", "text", "ref", "project", "session", "role", "kind", "ts"
 
 
 @op("export")
-def export(core: Any, project: str | None = None, after_id: int = 0, limit: int = 1000,
+def export(core: CoreLike, project: str | None = None, after_id: int = 0, limit: int = 1000,
            max_bytes: int = EXPORT_PAGE_BYTES) -> dict:
     """One page of memories as import lines (``ts`` = created, ``key`` = dedupe key),
     oldest id first, at most ``limit`` rows and about ``max_bytes`` of JSON (always at least one row);
@@ -324,7 +327,7 @@ def export(core: Any, project: str | None = None, after_id: int = 0, limit: int 
 
 
 @op("constraints")
-def constraints_op(core: Any, project: str | None = None, cwd: str | None = None, include_global: bool = True) -> dict:
+def constraints_op(core: CoreLike, project: str | None = None, cwd: str | None = None, include_global: bool = True) -> dict:
     """The project's rules: pinned memories, constraints and corrections (newest first)."""
     proj = _project(core, project, cwd)
     scopes = [proj] + ([GLOBAL] if include_global and proj != GLOBAL else [])
@@ -343,7 +346,7 @@ def constraints_op(core: Any, project: str | None = None, cwd: str | None = None
 
 
 @op("ingest_transcript")
-def ingest_transcript_op(core: Any, transcript_path: str, cwd: str | None = None, session_id: str | None = None) -> dict:
+def ingest_transcript_op(core: CoreLike, transcript_path: str, cwd: str | None = None, session_id: str | None = None) -> dict:
     """Ingest a Claude Code transcript's turns not stored yet (idempotent), standing instructions included."""
     from . import api
 

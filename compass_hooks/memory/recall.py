@@ -43,12 +43,15 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 
 from ..errors import InvalidInput
 from . import fusion, text as tx
 from .index import DenseIndex
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 CANDIDATES = 100  # per side (keyword, dense) before fusion
 _FEATURE = "memory.recall"
@@ -65,18 +68,18 @@ class _IndexState:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _state(core: Any) -> _IndexState:
+def _state(core: CoreLike) -> _IndexState:
     emb = core.embedder
     st: _IndexState = core.feature(_FEATURE, lambda c: _IndexState(DenseIndex(emb.dim), emb.name))
     _catch_up(core, st)
     return st
 
 
-def _state_index(core: Any) -> DenseIndex:
+def _state_index(core: CoreLike) -> DenseIndex:
     return core.state[_FEATURE].index
 
 
-def _catch_up(core: Any, st: _IndexState) -> None:
+def _catch_up(core: CoreLike, st: _IndexState) -> None:
     """Append vectors the store has and the index lacks (id > last seen)."""
     with st.lock:
         ids, projects, vecs = core.store.vectors_since(st.model, st.last_id)
@@ -85,7 +88,7 @@ def _catch_up(core: Any, st: _IndexState) -> None:
             st.last_id = max(st.last_id, int(max(ids)))
 
 
-def invalidate(core: Any, ids: Iterable[int] | None = None) -> None:
+def invalidate(core: CoreLike, ids: Iterable[int] | None = None) -> None:
     """Drop forgotten memories from the dense index (``None``: rebuild on next search)."""
     st = core.state.get(_FEATURE)
     if st is None:
@@ -223,7 +226,7 @@ class Ranking:
     dense: bool = True
 
 
-def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequence[str] | None = None,
+def search(core: CoreLike, query: str, project: str | None, k: int = 5, kinds: Sequence[str] | None = None,
            exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None, exclude_recent: int = 0,
            scope: str = "project", weights: fusion.Weights | None = None,
            query_vector: Any = None, ranking: Ranking | None = None) -> list[dict]:
@@ -244,7 +247,7 @@ def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequen
                        weights=weights, vectors=vectors, ranking=ranking)[0]
 
 
-def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] | None = None,
+def search_many(core: CoreLike, queries: Sequence[dict | str], kinds: Sequence[str] | None = None,
                 exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None,
                 exclude_recent: int = 0, scope: str = "project", weights: fusion.Weights | None = None,
                 project: str | None = None, k: int = 5, vectors: Any = None,
@@ -286,7 +289,7 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
     return out
 
 
-def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, excluded: set[int],
+def _rank_one(core: CoreLike, q: _Query, project: str | None, k: int, dense: Any, excluded: set[int],
               kinds: set[str] | None, w: fusion.Weights, qvec: Any = None, ranking: Ranking | None = None) -> list[dict]:
     store = core.store
     bm25: dict[int, float] = {}

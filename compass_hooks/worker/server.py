@@ -35,7 +35,7 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import PROTOCOL_VERSION, __version__
 from ..config import Config, load_config
@@ -43,6 +43,9 @@ from ..errors import CompassError, InvalidInput, WorkerUnavailable
 from ..logs import get_logger
 from ..paths import Paths, get_paths
 from . import lifecycle, protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
 
 log = get_logger("worker")
 
@@ -56,7 +59,7 @@ STOP_DRAIN_S = 3.0
 
 
 class WorkerServer:
-    def __init__(self, paths: Paths | None = None, config: Config | None = None, core: Any = None,
+    def __init__(self, paths: Paths | None = None, config: Config | None = None, core: CoreLike | None = None,
                  idle_timeout: float | None = None, max_threads: int = MAX_THREADS):
         self.paths = (paths or get_paths()).ensure()
         self.config = config or load_config(self.paths.config)
