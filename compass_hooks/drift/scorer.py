@@ -162,7 +162,7 @@ class DriftState:
         sims = feats["sims"][i]
         rule, rule_cat = feats["rules"][i]
         on = bool(feats["embedding_on"][i])  # else: no anchor drift (0.0) and no nearest anchors, see scored_by
-        order = np.argsort(-sims)[:N_ANCHORS_SHOWN] if on else []
+        order: Sequence[int] | np.ndarray = np.argsort(-sims)[:N_ANCHORS_SHOWN] if on else []
         anchors = [{"id": index.anchors[j].id, "text": index.anchors[j].text, "polarity": index.anchors[j].polarity,
                     "similarity": round(float(sims[j]), 4)} for j in order]
         alert = bool(rule is not None or prob >= threshold)
