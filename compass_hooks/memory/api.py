@@ -153,7 +153,7 @@ def _with_rule_spans(core: CoreLike, memories: list[dict], session: str | None) 
     by_memory = active.sources(core.store, [m["id"] for m in memories if m.get("id") is not None])
     out = []
     for m in memories:
-        rules = by_memory.get(m.get("id"), [])
+        rules = by_memory.get(m["id"], []) if m.get("id") is not None else []
         if rules and not any(r["state"] == "active" and (r["scope"] != "session" or r["session"] == session)
                              for r in rules):
             continue

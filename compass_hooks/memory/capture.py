@@ -239,6 +239,7 @@ def context_items(prompt: PromptContext, created: float | None = None) -> list[d
         return []
     session = prompt.session
     key = prompt_key(prompt)
+    assert key is not None  # the prompt has a prepared part (checked above), so it has a key
     base = {"project": prompt.project or GLOBAL, "session": session, "role": "user", "source": "hook",
             "created": time.time() if created is None else created}
     items = items_for_prompt(p, base, key)

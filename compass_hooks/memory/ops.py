@@ -120,7 +120,7 @@ def remember(core: CoreLike, text: str, kind: str | None = None, project: str | 
     return _audit_note(core, {"memory": {**public(row), "redactions": len(cleaned.redactions)}, "new": added.new})
 
 
-def _search_many(core: CoreLike, items: list[dict], kinds, scope: str) -> list[list[dict]]:
+def _search_many(core: CoreLike, items: list[dict], kinds: Sequence[str] | None, scope: str) -> list[list[dict]]:
     from . import recall
 
     return recall.search_many(core, items, kinds=kinds, scope=scope)
@@ -132,7 +132,7 @@ def recall_op(core: CoreLike, query: str | None = None, queries: Sequence[dict |
               scope: str = "project") -> dict:
     """Single: ``{"query", "project", "memories": [...]}``. Batch (``queries``):
     ``{"results": [{"query", "results": [...]}, ...]}`` in input order."""
-    kinds = [_kind(x) for x in kinds] if kinds else None
+    kinds = [kd for x in kinds if (kd := _kind(x)) is not None] if kinds else None  # a None kind filters nothing
     now = time.time()
     if queries is not None:
         if len(queries) > MAX_BATCH:

@@ -152,7 +152,7 @@ def update_contexts(store: Any, ids: Iterable[int]) -> int:
             tail = sorted(store.list(project=project, session=session, newest_first=False),
                           key=lambda r: (r["created"], r["id"]))
         pos = {int(r["id"]): i for i, r in enumerate(tail)}
-        touched = set()
+        touched: set[int] = set()
         for m in mine_ids:
             i = pos[m]
             touched.update(range(max(0, i - CONTEXT_WINDOW), min(len(tail), i + CONTEXT_WINDOW + 1)))
@@ -318,7 +318,7 @@ def _rank_one(core: CoreLike, q: _Query, project: str | None, k: int, dense: Any
         return []
 
     # Fetch only what can still make the top k after the adjustments (they are small).
-    pool = sorted(scores, key=scores.get, reverse=True)[: max(4 * k, 40)]
+    pool = sorted(scores, key=scores.__getitem__, reverse=True)[: max(4 * k, 40)]
     rows = {r["id"]: r for r in store.get_many(pool)}
     missing = [m for m in pool if m not in rows]
     if missing:  # forgotten by another process: drop from the dense index too
@@ -346,7 +346,7 @@ def _rank_one(core: CoreLike, q: _Query, project: str | None, k: int, dense: Any
     else:
         adj = {m: scores[m] for m in rows}
     ranked = []
-    for m in sorted(adj, key=adj.get, reverse=True):
+    for m in sorted(adj, key=adj.__getitem__, reverse=True):
         r = rows[m]
         ranked.append({
             "id": m, "ref": r.get("ref"), "text": r.get("text", ""), "score": round(float(adj[m]), 6),

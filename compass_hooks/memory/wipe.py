@@ -34,7 +34,7 @@ log = get_logger("memory")
 _CHECKPOINT_TRIES = 20
 
 
-def _fold(text: str) -> str:
+def _fold(text: str | None) -> str:
     return " ".join(str(text or "").split())
 
 
