@@ -11,7 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from .errors import ConfigError
 
@@ -104,13 +104,13 @@ class Config:
         return self.data[name]
 
 
-def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
+def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Load the config. A missing file is fine; a malformed one raises ConfigError."""
     if path is None:
         from .paths import get_paths
 
         path = get_paths().config
-    env = os.environ if env is None else env
+    environ: Mapping[str, str] = os.environ if env is None else env
     cfg = Config(source=path if path.exists() else None)
     if path.exists():
         try:
@@ -125,8 +125,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
                     raise ConfigError(f"{path}: unknown key {section}.{key}")
                 cfg.data[section][key] = value
     for name, (section, key, typ) in ENV_OVERRIDES.items():
-        if name in env:
-            cfg.data[section][key] = _coerce(env[name], typ, name)
+        if name in environ:
+            cfg.data[section][key] = _coerce(environ[name], typ, name)
     return cfg
 
 

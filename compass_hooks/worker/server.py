@@ -126,12 +126,18 @@ class WorkerServer:
             log.warning("cannot write the fast-client endpoint (hooks use the Python client): %s", exc)
         log.info("ready in %.2fs (model %s)", time.perf_counter() - t0, self.model_name())
 
+    def _built(self) -> CoreLike:
+        """The core, once start-up has built it (every caller runs after that)."""
+        if self.core is None:
+            raise RuntimeError("the worker's core is not built yet")
+        return self.core
+
     def _merge_legacy(self) -> None:
         """A 0.1.0 store under a plugin's data dir joins the user's one store, once; the user is told once."""
         from ..memory import legacy
         from . import notices
 
-        for done in legacy.merge_all(self.core):
+        for done in legacy.merge_all(self._built()):
             notices.add_pending(self.paths, (
                 f"Compass merged {done['added']} memories from {done['from']} into your store {self.paths.db} "
                 f"(hooks, CLI and MCP now share it); the old file is kept as {done['backup']}."))
@@ -142,7 +148,7 @@ class WorkerServer:
         from ..memory import queue as capture_queue
 
         spool.sweep_tmp(self.paths.data)
-        capture_queue.run_round(self.core)
+        capture_queue.run_round(self._built())
 
     def _tell(self, topic: str, reason: str, text: str) -> None:
         """Tell the user ``text`` with the next hook, once per ``topic`` and ``reason``."""
@@ -195,7 +201,7 @@ class WorkerServer:
         try:
             from ..drift.scorer import get_state
 
-            get_state(self.core).score(["compass warm-up"], None)
+            get_state(self._built()).score(["compass warm-up"], None)
         except ImportError:
             pass
         except Exception:
