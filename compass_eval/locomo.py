@@ -24,7 +24,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from compass_hooks.errors import InvalidInput
 from compass_hooks.memory import capture, recall
 
 from .rankings import RANKINGS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compass_hooks.memory.corelike import CoreLike
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (1, 5, 10)
@@ -139,7 +142,7 @@ def load(path: str | Path, limit: int | None = None, select: set[int] | None = N
 # --------------------------------------------------------------------------- ingest
 
 
-def _embed_cached(core: Any, texts: list[str], cache: Path | None) -> np.ndarray:
+def _embed_cached(core: CoreLike, texts: list[str], cache: Path | None) -> np.ndarray:
     """Eval-only convenience: reuse vectors of identical texts from ``cache`` (an .npz)."""
     if cache is None:
         return core.embedder.embed(texts)
@@ -153,7 +156,7 @@ def _embed_cached(core: Any, texts: list[str], cache: Path | None) -> np.ndarray
     return vecs
 
 
-def ingest(core: Any, conv: Conversation, cache: Path | None = None,
+def ingest(core: CoreLike, conv: Conversation, cache: Path | None = None,
            progress: Callable[[int], None] | None = None) -> list[int]:
     """Import a conversation's turns as memories (batched embedding, one transaction per batch)."""
     speakers: dict[str, str] = {}
@@ -179,7 +182,7 @@ def ingest(core: Any, conv: Conversation, cache: Path | None = None,
 STORE_MANIFEST = "locomo-store.json"
 
 
-def ingest_all(core: Any, convs: Sequence[Conversation], source_digest: str, cache: Path | None = None,
+def ingest_all(core: CoreLike, convs: Sequence[Conversation], source_digest: str, cache: Path | None = None,
                progress: Callable[[int], None] | None = None, reuse: bool = False) -> int:
     """Import ``convs`` into ``core``'s store; returns how many turns were imported.
 
@@ -232,7 +235,7 @@ def _hits(ranked_refs: list[str], ranked_sessions: list[str], q: Question) -> di
     return out
 
 
-def evaluate(core: Any, convs: Sequence[Conversation], modes: Sequence[str] = ("dense", "bm25", "rrf", "hybrid"),
+def evaluate(core: CoreLike, convs: Sequence[Conversation], modes: Sequence[str] = ("dense", "bm25", "rrf", "hybrid"),
              weights: Any = None, held_out_from: int = 5) -> dict[str, Any]:
     """Ask every question in every mode; return recall figures (overall, per category,
     and for the tuning / held-out split of conversations)."""

@@ -7,12 +7,15 @@ import os
 import random
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from compass_hooks.memory import capture, ops, recall
 from compass_hooks.memory.index import DenseIndex
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compass_hooks.memory.corelike import CoreLike
 
 _WORDS = ("cache redis postgres billing deploy script branch merge review test flaky timeout retry queue worker "
           "socket schema migration index query latency budget hook prompt session token secret config docker "
@@ -111,7 +114,7 @@ def corpus_texts(path: str | Path) -> list[str]:
     return out
 
 
-def fill_store(core: Any, n: int, project: str = "bench", batch: int = 5000,
+def fill_store(core: CoreLike, n: int, project: str = "bench", batch: int = 5000,
                corpus: Sequence[str] | None = None) -> float:
     """Write ``n`` memories with random unit vectors straight into the store (bypassing the model, which
     is not what is measured here): synthetic short turns from a 60-word vocabulary (a worst case for
@@ -130,7 +133,7 @@ def fill_store(core: Any, n: int, project: str = "bench", batch: int = 5000,
     return time.perf_counter() - t0
 
 
-def bench_search(core: Any, project: str, queries: int = 30) -> dict[str, Any]:
+def bench_search(core: CoreLike, project: str, queries: int = 30) -> dict[str, Any]:
     """End-to-end ``recall.search`` latency (query embedding + FTS5 + dense + fusion)."""
     qs = [q.rsplit(" #", 1)[0] for q in short_turns(queries, seed=7)]
     t0 = time.perf_counter()
@@ -148,7 +151,7 @@ def bench_search(core: Any, project: str, queries: int = 30) -> dict[str, Any]:
     return {"index_load_s": round(first_s, 2), "search": _percentiles(total), "embed_query": _percentiles(embed)}
 
 
-def bench_ingest(core: Any, n: int, batch: int = 256, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def bench_ingest(core: CoreLike, n: int, batch: int = 256, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Import ``n`` short turns through the ``import_batch`` op in ``batch``-sized calls,
     as ``compass-hook import`` does (privacy, batched embedding, one transaction, contexts)."""
     texts = short_turns(n, seed=3)
@@ -166,7 +169,8 @@ def bench_ingest(core: Any, n: int, batch: int = 256, progress: Callable[[int], 
         finally:
             t_embed += time.perf_counter() - t0
 
-    emb.embed = timed  # measure the model's share without changing the path
+    # Measure the model's share without changing the path: an instance attribute over the method, deleted after.
+    setattr(emb, "embed", timed)
     try:
         t0 = time.perf_counter()
         for start in range(0, n, batch):

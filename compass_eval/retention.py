@@ -33,7 +33,10 @@ import shutil
 import statistics
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from compass_hooks.memory.corelike import CoreLike
 
 KINDS = ("instruction", "control", "revoked", "replaced")
 VARIANTS = ("plain", "compact-same", "compact-new")
@@ -134,7 +137,7 @@ class _Replay:
             self.config.data["model"]["name"] = model
         self.embedder = CachedEmbedder(get_embedder(config=self.config), max_items=4096)
         self.root = root
-        self.core: Any = None
+        self.core: CoreLike | None = None
         self.runs = 0
         self.clock = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -162,6 +165,7 @@ class _Replay:
     def hook(self, event: str, payload: dict[str, Any]) -> str:
         from compass_hooks.worker.hooks import handlers
 
+        assert self.core is not None, "fresh() first"
         out = handlers.handle(self.core, event, {"hook_event_name": event, **payload})
         return out.get("additionalContext") or ""
 

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from .errors import ConfigError
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as _toml  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import tomli as _toml
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "model": {
@@ -179,13 +180,13 @@ class Config:
         return self.data[name]
 
 
-def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> Config:
+def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Load the config. A missing file is fine; a malformed one raises ConfigError."""
     if path is None:
         from .paths import get_paths
 
         path = get_paths().config
-    env = os.environ if env is None else env
+    environ: Mapping[str, str] = os.environ if env is None else env
     cfg = Config(source=path if path.exists() else None)
     origin: dict[tuple[str, str], str] = {}
     if path.exists():
@@ -202,8 +203,8 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
                 cfg.data[section][key] = value
                 origin[(section, key)] = str(path)
     for name, (section, key, typ) in ENV_OVERRIDES.items():
-        if name in env:
-            cfg.data[section][key] = _coerce(env[name], typ, name)
+        if name in environ:
+            cfg.data[section][key] = _coerce(environ[name], typ, name)
             origin[(section, key)] = f"${name}"
     validate(cfg, origin)
     return cfg

@@ -5,24 +5,32 @@ every op. The worker builds one per process; the in-process service (tests,
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .config import Config, load_config
 from .paths import Paths, get_paths
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .embedding.base import Embedder
+    from .memory.store import Store
+
+T = TypeVar("T")
+
 
 class Core:
-    def __init__(self, paths: Paths | None = None, config: Config | None = None, embedder: Any = None):
+    """The one implementation of :class:`compass_hooks.memory.corelike.CoreLike` (what the features see)."""
+
+    def __init__(self, paths: Paths | None = None, config: Config | None = None, embedder: Embedder | None = None):
         self.paths = (paths or get_paths()).ensure()
         self.config = config or load_config(self.paths.config)
         self._embedder = embedder
-        self._store = None
+        self._store: Store | None = None
         self._lock = threading.RLock()
         # Per-feature caches (anchor matrices, vector index, ...), keyed by feature name.
         self.state: dict[str, Any] = {}
 
     @property
-    def embedder(self):
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             with self._lock:
                 if self._embedder is None:
@@ -33,7 +41,7 @@ class Core:
         return self._embedder
 
     @property
-    def store(self):
+    def store(self) -> Store:
         if self._store is None:
             with self._lock:
                 if self._store is None:
@@ -43,7 +51,7 @@ class Core:
                     self._store = Store(self.paths.db, on_change=audit.memory_recorder(self.paths))
         return self._store
 
-    def feature(self, name: str, factory):
+    def feature(self, name: str, factory: Callable[[Core], T]) -> T:
         """Lazily build and cache per-feature state (thread-safe)."""
         if name not in self.state:
             with self._lock:
@@ -51,7 +59,7 @@ class Core:
                     self.state[name] = factory(self)
         return self.state[name]
 
-    def call(self, op_name: str, args: dict | None = None) -> dict:
+    def call(self, op_name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         from . import ops
 
         return ops.call(self, op_name, args)

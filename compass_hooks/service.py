@@ -7,11 +7,14 @@ is used unless ``COMPASS_NO_WORKER=1`` (tests, debugging) or ``local=True``.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory.corelike import CoreLike
 
 
 class LocalService:
-    def __init__(self, core: Any = None):
+    def __init__(self, core: CoreLike | None = None):
         from .core import Core
 
         self.core = core or Core()

@@ -166,7 +166,7 @@ def loads(text: str) -> Any:
 def _line_indent(text: str, i: int) -> str:
     start = text.rfind("\n", 0, i) + 1
     prefix = text[start:i]
-    return prefix if not prefix.strip() else re.match(r"[ \t]*", prefix).group(0)
+    return prefix if not prefix.strip() else prefix[:len(prefix) - len(prefix.lstrip(" \t"))]
 
 
 def _dump(value: Any, indent: str, step: str) -> str:

@@ -439,6 +439,8 @@ def register(server: MCPServer, backend: Backend, project_of: ProjectResolver, s
 
         Use it when another compass tool failed, or the user asks whether Compass is working.
         """
+        proj: str | None
+        extra_problem: str | None
         try:
             proj = await project_of(roots, None)
         except ToolError as exc:  # status must work when everything else fails

@@ -9,13 +9,16 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import click
 
+if TYPE_CHECKING:  # pragma: no cover
+    from compass_hooks.core import Core
+
 
 @contextmanager
-def _temp_core() -> Iterator[object]:
+def _temp_core() -> Iterator[Core]:
     from compass_hooks.core import Core
     from compass_hooks.paths import get_paths
 
@@ -67,7 +70,7 @@ def bench_recall(sizes: str, e2e_size: int, queries: int, float16: bool, as_json
         e2e = bench.bench_search(core, "bench", queries=min(queries, 30))
         e2e.update({"memories": e2e_size, "fill_s": round(fill_s, 1), "model": core.embedder.name})
         rss_end = bench.rss_mb()
-    report = {"index": index, "end_to_end": e2e,
+    report: dict[str, Any] = {"index": index, "end_to_end": e2e,
               "rss_mb": {"start": round(rss0, 1), "model_loaded": round(rss_model, 1),
                          "with_index": round(rss_end, 1)}}
     if as_json:

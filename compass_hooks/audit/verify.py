@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from . import merkle
 from ..errors import CompassError
@@ -144,7 +144,7 @@ def _matches(digest: str | None, value: bytes | str | tuple) -> int | None:
 UNLOGGED, RESURRECTED, MODIFIED, MISSING = "unlogged", "resurrected", "modified", "missing"
 
 
-def object_diff(current: dict[str, Any], last: dict[str, dict]) -> list[tuple[str, str]]:
+def object_diff(current: Mapping[str, Any], last: dict[str, dict]) -> list[tuple[str, str]]:
     """(object id, how it differs) for every object whose current state its last entry does not describe. An
     object's value is its content, or a tuple of the content forms accepted (current format first; see
     memory.audited)."""
@@ -167,7 +167,7 @@ def _where(entry: dict) -> str:
     return "a pending change" if entry.get("pending") else f"seq {entry['seq']}"
 
 
-def check_objects(current: dict[str, bytes | str], last: dict[str, dict], kind: str, label: str) -> list[Problem]:
+def check_objects(current: Mapping[str, bytes | str], last: dict[str, dict], kind: str, label: str) -> list[Problem]:
     """Compare the objects that exist now with the last logged entry for each."""
     problems: list[Problem] = []
     for oid, how in object_diff(current, last):

@@ -133,14 +133,14 @@ def backup_cmd(dest: Path | None, as_json: bool) -> None:
         with held(paths) as fd:  # writers wait while the store and the log are copied together
             stats = snapshot(paths.db, dest / DB)
             size = os.fstat(fd).st_size
-            with open(dest / LOG, "xb") as out:
-                os.fchmod(out.fileno(), 0o600)
+            with open(dest / LOG, "xb") as log_out:
+                os.fchmod(log_out.fileno(), 0o600)
                 offset = 0
                 while offset < size:
                     chunk = os.pread(fd, min(1 << 20, size - offset), offset)
                     if not chunk:
                         break
-                    out.write(chunk)
+                    log_out.write(chunk)
                     offset += len(chunk)
         for name in EXTRA:
             src = paths.data / name

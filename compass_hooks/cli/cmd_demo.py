@@ -90,7 +90,8 @@ def throwaway_env(home: Path) -> dict[str, str]:
     cfg = load_config(paths.config)
     name = str(cfg.get("model", "name"))
     try:
-        models = str(find_model(name).path.parent) if not name.startswith("fake") else str(paths.models)
+        folder = None if name.startswith("fake") else find_model(name).path
+        models = str(folder.parent) if folder else str(paths.models)
     except CompassError:
         models = str(paths.models)  # not exported: the hooks say so, which is what the caller will show
     return {"COMPASS_HOME": str(home), "COMPASS_VENV": sys.prefix, "COMPASS_MODEL_DIR": models,
@@ -120,15 +121,16 @@ def run_demo(keep: bool = False) -> dict[str, Any]:
     env = _env(home, root)
     earlier, now = str(uuid.uuid4()), str(uuid.uuid4())
     steps: list[dict[str, Any]] = []
+    plan: tuple[tuple[str, str, dict[str, Any]], ...] = (
+        ("an earlier session: the user states a rule", earlier,
+         {"hook_event_name": "UserPromptSubmit", "prompt": RULE}),
+        ("a new session starts", now, {"hook_event_name": "SessionStart", "source": "startup"}),
+        ("the user pushes toward drift", now, {"hook_event_name": "UserPromptSubmit", "prompt": DRIFT}),
+        ("the agent runs Bash", now, {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                      "tool_input": {"command": COMMAND}, "tool_use_id": "toolu_demo"}),
+    )
     try:
-        for name, session, extra in (
-            ("an earlier session: the user states a rule", earlier,
-             {"hook_event_name": "UserPromptSubmit", "prompt": RULE}),
-            ("a new session starts", now, {"hook_event_name": "SessionStart", "source": "startup"}),
-            ("the user pushes toward drift", now, {"hook_event_name": "UserPromptSubmit", "prompt": DRIFT}),
-            ("the agent runs Bash", now, {"hook_event_name": "PreToolUse", "tool_name": "Bash",
-                                          "tool_input": {"command": COMMAND}, "tool_use_id": "toolu_demo"}),
-        ):
+        for name, session, extra in plan:
             payload = {"session_id": session, "transcript_path": str(tmp / f"{session}.jsonl"), "cwd": str(project),
                        "permission_mode": "default", **extra}
             result, seconds, rc = run_hook(root, extra["hook_event_name"], payload, env)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 
 import click
@@ -31,5 +32,7 @@ def register(cli: click.Group) -> None:
             finally:
                 svc.close()
 
-        stdin = getattr(sys.stdin, "buffer", sys.stdin)
+        # A text-only stdin (no .buffer, e.g. a harness's StringIO) is handed over as bytes: read_payload decodes
+        # bytes, and a text stream used to fail there.
+        stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else io.BytesIO(sys.stdin.read().encode("utf-8"))
         run(event, stdin, sys.stdout, call=in_process if local or no_worker() else None)

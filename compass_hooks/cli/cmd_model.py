@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from . import echo_json
@@ -182,7 +184,7 @@ def verify_cmd(name: str | None, as_json: bool) -> None:
     manifests = [find_model(name)] if name else list_models()
     if not manifests:
         raise ModelNotFound(f"no models in {get_paths().models}", "run `compass-hook model export --model minilm`")
-    results = []
+    results: list[dict[str, Any]] = []
     for m in manifests:
         bad = verify_model(m)
         missing = [f for f in ("model.onnx", "tokenizer.json") if f not in m.files]

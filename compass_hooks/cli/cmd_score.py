@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Iterator
+from typing import Any, Iterator
 
 import click
 
@@ -54,7 +54,7 @@ def _score_batches(texts: list[str], project: str | None, get_service, bar) -> l
     out: list[dict] = []
     try:
         for start in range(0, len(texts), BATCH):
-            args = {"texts": texts[start:start + BATCH]}
+            args: dict[str, Any] = {"texts": texts[start:start + BATCH]}
             if project:
                 args["project"] = project
             out.extend(service.call("score", **args)["results"])
@@ -83,6 +83,7 @@ def register(cli: click.Group) -> None:
             for r in score_all(texts, project):
                 click.echo(json.dumps({k: r.get(k) for k in FIELDS}, ensure_ascii=False))
             return
+        assert text is not None  # exactly one of TEXT and --jsonl, checked above
         r = score_all([text], project)[0]
         if as_json:
             echo_json({k: r.get(k) for k in FIELDS})

@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+from functools import partial
 import sys
 import time
 from dataclasses import dataclass, field
@@ -236,25 +237,26 @@ def plan(layout: Layout, keep_data: bool) -> list[Step]:
     steps = [Step("stop the workers", str(layout.data), lambda: _stop_workers(layout))]
     for e in layout.editor_entries:
         steps.append(Step(f"{e['client']} editor entry", e["path"],
-                          lambda e=e: _remove_editor_entry(e["client"], e["path"])))
-    if layout.claude:
-        steps.append(Step("Claude Code plugin", PLUGIN, lambda: _unregister_plugin(layout.claude)))
-        steps.append(Step("Claude Code marketplace", MARKETPLACE, lambda: _remove_marketplace(layout.claude)))
+                          partial(_remove_editor_entry, e["client"], e["path"])))
+    claude = layout.claude
+    if claude:
+        steps.append(Step("Claude Code plugin", PLUGIN, lambda: _unregister_plugin(claude)))
+        steps.append(Step("Claude Code marketplace", MARKETPLACE, lambda: _remove_marketplace(claude)))
     else:
         steps.append(Step("Claude Code plugin", PLUGIN, None, "skipped", "no claude CLI on PATH"))
     ours = [layout.runtime_venv, *layout.bootstrap_venvs]
     last = []
     for venv in layout.bootstrap_venvs:
         if _real(venv) == _real(layout.running_venv):
-            last.append(Step("bootstrapped venv", str(venv), lambda v=venv: _rmtree(v)))
+            last.append(Step("bootstrapped venv", str(venv), partial(_rmtree, venv)))
         else:
-            steps.append(Step("bootstrapped venv", str(venv), lambda v=venv: _rmtree(v)))
+            steps.append(Step("bootstrapped venv", str(venv), partial(_rmtree, venv)))
     steps.append(Step("model export env", str(layout.export_env), lambda: _rmtree(layout.export_env)))
     steps.append(Step("models", str(layout.models), lambda: _rmtree(layout.models)))
     steps.append(Step("staged plugin copy", str(layout.plugin_copy), lambda: _rmtree(layout.plugin_copy)))
     steps.append(Step("compass-hook on PATH", str(layout.bin_link), lambda: _unlink_if_ours(layout.bin_link, ours)))
     for link in layout.checkout_links:
-        steps.append(Step("checkout's .venv link", str(link), lambda link=link: _unlink_if_ours(link, ours)))
+        steps.append(Step("checkout's .venv link", str(link), partial(_unlink_if_ours, link, ours)))
     steps.append(Step("data" if not keep_data else "data (kept)", str(layout.data),
                       lambda: _remove_data(layout, keep_data)))
     steps.append(Step("runtime venv", str(layout.runtime_venv), lambda: _rmtree(layout.runtime_venv)))

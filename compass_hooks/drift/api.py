@@ -3,7 +3,7 @@ text), storing alerts, and formatting the block. Contract in docs/architecture.m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..textrules.harness import is_harness
 
@@ -14,6 +14,7 @@ from .scorer import get_state, scored_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..memory.prompt import PromptContext
+    from ..memory.corelike import CoreLike
 
 __all__ = ["check_prompt", "format_block", "is_harness_text", "prompt_rules", "score_texts", "scored_text"]
 
@@ -22,7 +23,7 @@ def is_harness_text(text: str | None) -> bool:
     return is_harness(text)
 
 
-def score_texts(core: Any, texts: list[str], project: str | None = None) -> list[dict]:
+def score_texts(core: CoreLike, texts: list[str], project: str | None = None) -> list[dict]:
     return get_state(core).score(texts, project)
 
 
@@ -33,7 +34,7 @@ def prompt_rules(text: str) -> tuple[RuleHit, ...]:
     return (hit,) if hit else ()
 
 
-def check_prompt(core: Any, prompt: PromptContext) -> dict | None:
+def check_prompt(core: CoreLike, prompt: PromptContext) -> dict | None:
     """Score one user prompt, prepared by the handler; None when it is harness text. Alerts are stored."""
     if prompt.harness:
         return None

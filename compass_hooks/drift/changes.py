@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import pack as packmod
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
 
 ACTORS = ("cli", "mcp")
 
@@ -27,7 +30,7 @@ def _audit() -> tuple[Any, Any]:
     return record_change, record_pack
 
 
-def _lock(core: Any) -> threading.Lock:
+def _lock(core: CoreLike) -> threading.Lock:
     """Read-modify-write of user.json by concurrent ops of one worker, one at a time."""
     return core.feature("drift.changes", lambda _core: threading.Lock())
 
@@ -40,7 +43,7 @@ def _actor(actor: str) -> str:
     return actor
 
 
-def add_anchor(core: Any, text: str, polarity: str, category: str, weight: float = 1.0, lang: str = "en",
+def add_anchor(core: CoreLike, text: str, polarity: str, category: str, weight: float = 1.0, lang: str = "en",
                anchor_id: str | None = None, actor: str = "cli") -> packmod.Anchor:
     """Add an anchor to the user pack; its id must not be in use by any selected pack."""
     record_change, record_pack = _audit()
@@ -57,7 +60,7 @@ def add_anchor(core: Any, text: str, polarity: str, category: str, weight: float
     return anchor
 
 
-def remove_anchor(core: Any, anchor_id: str, actor: str = "cli") -> dict[str, Any]:
+def remove_anchor(core: CoreLike, anchor_id: str, actor: str = "cli") -> dict[str, Any]:
     """Remove an anchor from the user pack (shipped anchors cannot be removed). Returns what was removed."""
     record_change, record_pack = _audit()
     actor = _actor(actor)
@@ -70,7 +73,7 @@ def remove_anchor(core: Any, anchor_id: str, actor: str = "cli") -> dict[str, An
     return removed
 
 
-def apply_weights(core: Any, changed: dict[str, float], previous: dict[str, float], evidence: dict[str, Any],
+def apply_weights(core: CoreLike, changed: dict[str, float], previous: dict[str, float], evidence: dict[str, Any],
                   actor: str = "cli") -> str:
     """Save tuned weights over the saved ones; ``evidence`` (the dev AUCs) goes into each anchor's entry.
     Returns the weights file."""

@@ -92,8 +92,8 @@ def cue_flags(text: str, lang: str) -> list[bool]:
 def lexical_row(text: str, hit: RuleHit | None | object = CHECK_RULES, lang: str | None = None
                 ) -> tuple[list[float], list[bool], str | None, str | None]:
     """(base features but emb_on, cue flags, rule id, rule category). ``hit``: the prompt rules' verdict if known."""
-    if hit is CHECK_RULES:
-        hit = check_prompt_rules(text)
+    if not isinstance(hit, RuleHit):  # None, or CHECK_RULES: check them here
+        hit = check_prompt_rules(text) if hit is CHECK_RULES else None
     lang = lang or detect(text)
     stripped = text.strip()
     row = [

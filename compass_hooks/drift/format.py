@@ -64,7 +64,7 @@ def format_block(result: dict[str, Any], related: list[dict[str, Any]] | None = 
         head += f" (alert {result['alert_id']})"
     lines = [head]
     cat = result.get("category")
-    what = CATEGORY_WORDS.get(cat, cat.replace("_", " ") if cat else "a drift pattern")
+    what = CATEGORY_WORDS.get(cat, cat.replace("_", " ")) if cat else "a drift pattern"
     lines.append(f"This prompt resembles {what} (drift probability {float(result.get('probability', 0)):.2f}).")
     rw = rule_words(result.get("rule"))
     if rw:

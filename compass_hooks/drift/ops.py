@@ -3,17 +3,20 @@ your anchors (so they run where the anchors are cached, and are audited in one p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from ..ops import op
 from .api import score_texts
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
+
 MAX_BATCH = 1000
 
 
 @op("score")
-def score(core: Any, texts: list[str] | None = None, project: str | None = None) -> dict:
+def score(core: CoreLike, texts: list[str] | None = None, project: str | None = None) -> dict:
     """Batch scoring: ``{"texts": [...], "project"?}`` -> ``{"results": [...]}`` in input order."""
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise InvalidInput("score needs texts: a list of strings")
@@ -23,7 +26,7 @@ def score(core: Any, texts: list[str] | None = None, project: str | None = None)
 
 
 @op("anchor_add")
-def anchor_add(core: Any, text: str, polarity: str, category: str, weight: float = 1.0, lang: str = "en",
+def anchor_add(core: CoreLike, text: str, polarity: str, category: str, weight: float = 1.0, lang: str = "en",
                id: str | None = None, source: str = "cli") -> dict:
     """Add an anchor to the user pack (audited) -> ``{"anchor": {...}, "pack": path}``."""
     from .changes import add_anchor
@@ -34,7 +37,7 @@ def anchor_add(core: Any, text: str, polarity: str, category: str, weight: float
 
 
 @op("anchor_remove")
-def anchor_remove(core: Any, id: str, source: str = "cli") -> dict:
+def anchor_remove(core: CoreLike, id: str, source: str = "cli") -> dict:
     """Remove an anchor from the user pack (audited) -> ``{"removed": {...}, "pack": path}``."""
     from .changes import remove_anchor
     from .pack import user_pack_path
@@ -43,7 +46,7 @@ def anchor_remove(core: Any, id: str, source: str = "cli") -> dict:
 
 
 @op("drift_history")
-def drift_history(core: Any, limit: int = 50, project: str | None = None) -> dict:
+def drift_history(core: CoreLike, limit: int = 50, project: str | None = None) -> dict:
     """Stored alerts, newest first -> ``{"alerts": [...]}`` (``limit`` 0 = all)."""
     from .history import list_alerts
 
@@ -51,7 +54,7 @@ def drift_history(core: Any, limit: int = 50, project: str | None = None) -> dic
 
 
 @op("drift_feedback")
-def drift_feedback(core: Any, alert_id: str, label: str) -> dict:
+def drift_feedback(core: CoreLike, alert_id: str, label: str) -> dict:
     """Label an alert fp or tp -> ``{"alert": {...}}``."""
     from .history import set_feedback
 

@@ -47,7 +47,7 @@ def normalise(text: str) -> str:
     kana changes the character: が is not か)."""
     text = unicodedata.normalize("NFKC", text[:MAX_PROBE_CHARS]).lower()
     if not text.isascii():
-        out = []
+        out: list[str] = []
         for ch in unicodedata.normalize("NFD", text):
             if unicodedata.combining(ch) and out and out[-1].isascii():
                 continue

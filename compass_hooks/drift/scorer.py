@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from .cues import COMMON, get_cues
 from .features import AnchorIndex, alert_category, build_features, covers, embedding_languages
 from .model import LogisticModel, load_calibration, safe_model_name
 from .rules import RuleHit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
 
 log = get_logger("drift")
 N_ANCHORS_SHOWN = 3
@@ -44,7 +47,7 @@ def calibration_candidates(paths: Any, model_name: str) -> list[Path]:
 
 
 class DriftState:
-    def __init__(self, core: Any):
+    def __init__(self, core: CoreLike):
         self.core = core
         self._lock = threading.RLock()
         self._snapshots: dict[tuple, Snapshot] = {}  # (project pack key) -> last good snapshot
@@ -159,7 +162,7 @@ class DriftState:
         sims = feats["sims"][i]
         rule, rule_cat = feats["rules"][i]
         on = bool(feats["embedding_on"][i])  # else: no anchor drift (0.0) and no nearest anchors, see scored_by
-        order = np.argsort(-sims)[:N_ANCHORS_SHOWN] if on else []
+        order: Sequence[int] | np.ndarray = np.argsort(-sims)[:N_ANCHORS_SHOWN] if on else []
         anchors = [{"id": index.anchors[j].id, "text": index.anchors[j].text, "polarity": index.anchors[j].polarity,
                     "similarity": round(float(sims[j]), 4)} for j in order]
         alert = bool(rule is not None or prob >= threshold)
@@ -171,7 +174,7 @@ class DriftState:
                 "threshold": round(threshold, 4), "scored_by": parts}
 
 
-def get_state(core: Any) -> DriftState:
+def get_state(core: CoreLike) -> DriftState:
     return core.feature("drift", DriftState)
 
 

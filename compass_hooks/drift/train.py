@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from .probe import LAMBDA, SCALES, block_matrices, fit_dual, sparse_rows
 DEV_DIR = Path(__file__).resolve().parent / "data"
 # drift_dev.jsonl: the first dev set (EN/ZH, 763); drift_dev_ml.jsonl: the dev split of the multilingual set.
 DEV_SETS = (DEV_DIR / "drift_dev.jsonl", DEV_DIR / "drift_dev_ml.jsonl")
+DEV_SET_NAMES = tuple(f.name for f in DEV_SETS)
 SEED = 0
 FOLDS = 5
 L2 = 10.0  # chosen by dev cross-validation
@@ -101,14 +102,14 @@ class Prepared:
     """Everything the fits need, computed once: features, probe blocks and their kernels, folds."""
 
     def __init__(self, embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
-                 vectors: np.ndarray | None = None, languages: frozenset[str] | None | str = "embedder"):
+                 vectors: np.ndarray | None = None, languages: frozenset[str] | None | Literal["embedder"] = "embedder"):
         self.items = items
         self.texts = [it["text"] for it in items]
         self.y = np.array([it["label"] for it in items])
         self.index = index
         self.top_k = top_k
         self.embedder_name = embedder.name
-        self.languages = embedding_languages(embedder) if languages == "embedder" else languages
+        self.languages = embedding_languages(embedder) if isinstance(languages, str) else languages
         self.vectors = embedder.embed(self.texts) if vectors is None else vectors
         self.langs = [detect(t) for t in self.texts]
         self.feats = build_features(self.texts, self.vectors, index, top_k, languages=self.languages, langs=self.langs)
@@ -147,7 +148,7 @@ class Prepared:
         return {"probe": probe_oof, "logit": logit_oof, "X": X}
 
 
-def calibrate_languages(langs: Sequence[str], y: np.ndarray, logit: np.ndarray, rule_hit: np.ndarray,
+def calibrate_languages(langs: Sequence[str] | np.ndarray, y: np.ndarray, logit: np.ndarray, rule_hit: np.ndarray,
                         target_fpr: float) -> tuple[float, dict[str, LangCalibration], np.ndarray, np.ndarray]:
     """(shared threshold, per-language calibrations, calibrated probabilities, alerts) from out-of-fold logits.
     Rule hits alert whatever the probability, so they count against each language's false-alarm budget."""
@@ -184,7 +185,7 @@ def figures(items: list[dict[str, Any]], probs: np.ndarray, alerts: np.ndarray) 
 
 
 def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
-                      target_fpr: float = TARGET_FPR, source: str | Sequence[str] = tuple(f.name for f in DEV_SETS),
+                      target_fpr: float = TARGET_FPR, source: str | Sequence[str] = DEV_SET_NAMES,
                       vectors: np.ndarray | None = None, prepared: Prepared | None = None) -> LogisticModel:
     prep = prepared or Prepared(embedder, index, items, top_k, vectors)
     y, n = prep.y, len(prep.y)

@@ -4,7 +4,7 @@ by dev-set ROC AUCs computed *with the new weights*: through the calibration
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from .features import build_features
 from .model import roc_auc
 from .scorer import get_state
 from .train import load_dev
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
 
 FP_FACTOR = 0.8  # a false alarm makes its nearest drift anchors count less
 TP_FACTOR = 1.1
@@ -29,7 +32,7 @@ def propose_weights(current: dict[str, float], alerts: list[dict[str, Any]]) -> 
     return new
 
 
-def dev_auc(core: Any, index, items: list[dict[str, Any]], vectors: np.ndarray) -> tuple[float, float]:
+def dev_auc(core: CoreLike, index, items: list[dict[str, Any]], vectors: np.ndarray) -> tuple[float, float]:
     """(calibrated AUC, raw anchor-drift AUC) on the dev set with these weights.
 
     The calibrated model was fitted on the dev set, so its AUC there is close to
@@ -44,7 +47,7 @@ def dev_auc(core: Any, index, items: list[dict[str, Any]], vectors: np.ndarray) 
     return roc_auc(y, model.predict_proba(X, feats["langs"])), roc_auc(y, feats["drift"])
 
 
-def tune(core: Any, apply: bool = True) -> dict[str, Any]:
+def tune(core: CoreLike, apply: bool = True) -> dict[str, Any]:
     alerts = history.list_alerts(core.store, limit=0, with_feedback=True)
     snap = get_state(core).snapshot()
     index = snap.index

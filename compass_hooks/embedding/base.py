@@ -12,7 +12,11 @@ if TYPE_CHECKING:  # pragma: no cover
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of shape (len(texts), dim)."""
 
-    name: str
-    dim: int
+    # Read-only to its users (an attribute or a property implements them).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> "np.ndarray": ...

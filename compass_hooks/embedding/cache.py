@@ -31,6 +31,15 @@ class CachedEmbedder:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    # The Embedder Protocol's attributes, spelled out so the wrapper is an Embedder to the type checker too.
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         found: dict[int, np.ndarray] = {}

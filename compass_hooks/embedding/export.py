@@ -117,7 +117,12 @@ def _package_dir(module: str) -> Path:
             f"the bundled model package '{module}' is not installed", EXTRA_HINT
         ) from None
     getter = getattr(mod, "get_model_path", None)
-    folder = Path(getter()) if callable(getter) else Path(mod.__file__).resolve().parent / "model"
+    if callable(getter):
+        folder = Path(getter())
+    elif mod.__file__:
+        folder = Path(mod.__file__).resolve().parent / "model"
+    else:  # a namespace package: no folder of its own to look in
+        raise ModelSourceUnavailable(f"the bundled model package '{module}' has no model folder", EXTRA_HINT)
     if not (folder / "config.json").is_file():
         raise ModelSourceUnavailable(f"package '{module}' has no model folder at {folder}", f"reinstall: {EXTRA_HINT}")
     return folder
@@ -205,7 +210,8 @@ def _st_pooling(st) -> tuple[str, bool]:
             mode = getattr(module, "pooling_mode", None)
             if mode is None and hasattr(module, "get_pooling_mode_str"):
                 mode = module.get_pooling_mode_str()
-            pooling = mode if isinstance(mode, str) else "+".join(mode)
+            if mode:  # a Pooling module that says nothing keeps the default (it used to fail on "+".join(None))
+                pooling = mode if isinstance(mode, str) else "+".join(mode)
         elif kind == "Normalize":
             normalize = True
     return pooling, normalize

@@ -3,9 +3,12 @@ metrics. numpy only. Used by drift's calibration and memory's standing-instructi
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike  # labels, scores, flags: lists or arrays
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
@@ -42,7 +45,7 @@ def logistic_proba(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, coef: np.
     return sigmoid(Z @ coef + bias)
 
 
-def roc_auc(y: Sequence[int], scores: Sequence[float]) -> float:
+def roc_auc(y: ArrayLike, scores: ArrayLike) -> float:
     """Mann-Whitney AUC with ties counted half; nan when one class is missing."""
     y = np.asarray(y)
     s = np.asarray(scores, dtype=np.float64)
@@ -63,7 +66,7 @@ def roc_auc(y: Sequence[int], scores: Sequence[float]) -> float:
     return float((r_pos - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
-def rates(y: Sequence[int], alerts: Sequence[bool]) -> dict[str, float]:
+def rates(y: ArrayLike, alerts: ArrayLike) -> dict[str, float]:
     y = np.asarray(y)
     a = np.asarray(alerts, dtype=bool)
     npos, nneg = int((y == 1).sum()), int((y == 0).sum())
@@ -75,7 +78,7 @@ def rates(y: Sequence[int], alerts: Sequence[bool]) -> dict[str, float]:
     }
 
 
-def precision_recall(y: Sequence[int], predicted: Sequence[bool]) -> dict[str, Any]:
+def precision_recall(y: ArrayLike, predicted: ArrayLike) -> dict[str, Any]:
     y = np.asarray(y)
     a = np.asarray(predicted, dtype=bool)
     tp = int((a & (y == 1)).sum())
@@ -85,7 +88,7 @@ def precision_recall(y: Sequence[int], predicted: Sequence[bool]) -> dict[str, A
             "tp": tp, "fp": fp, "fn": fn}
 
 
-def threshold_for_fpr(y: Sequence[int], probs: Sequence[float], max_fpr: float) -> float:
+def threshold_for_fpr(y: ArrayLike, probs: ArrayLike, max_fpr: float) -> float:
     """The lowest threshold whose false-alarm rate on (y, probs) is <= max_fpr.
 
     Alerts are ``prob >= threshold``; the threshold sits halfway between the
@@ -101,7 +104,7 @@ def threshold_for_fpr(y: Sequence[int], probs: Sequence[float], max_fpr: float) 
     return float(np.nextafter(neg[allowed], 2.0) if t <= neg[allowed] else t)
 
 
-def threshold_for_precision(y: Sequence[int], probs: Sequence[float], min_precision: float) -> float:
+def threshold_for_precision(y: ArrayLike, probs: ArrayLike, min_precision: float) -> float:
     """The lowest threshold at which the predictions ``prob >= threshold`` on (y, probs) keep a precision of at
     least ``min_precision``, and at every higher threshold too (so a lucky stretch of positives just above it
     cannot hide a worse one higher up). Placed halfway to the next lower score, so it is not fitted to one item.

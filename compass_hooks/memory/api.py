@@ -24,7 +24,7 @@ config overrides it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..logs import get_logger
 from . import capture, inject
@@ -34,6 +34,9 @@ from .prompt import PromptContext
 from .standing import active
 from .standing import api as standing
 from .store import GLOBAL, content_hash
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 __all__ = ["PromptContext", "capture_prompt", "capture_stop", "ingest_transcript", "instructions_for_prompt", "settle",
            "pre_compact", "prepare_prompt", "recall_for_prompt", "session_brief", "warm"]
@@ -47,7 +50,7 @@ BRIEF_RULES = 12
 log = get_logger("memory")
 
 
-def warm(core: Any) -> None:
+def warm(core: CoreLike) -> None:
     """Worker start-up: load the standing-instruction detector's weights now, so a missing file is logged once
     at start (with the command that makes it) rather than at the first capture."""
     if standing.enabled(core):
@@ -59,7 +62,7 @@ def warm(core: Any) -> None:
             log.warning("standing instructions will not be detected: %s", exc)
 
 
-def _cfg(core: Any, key: str, default: Any) -> Any:
+def _cfg(core: CoreLike, key: str, default: Any) -> Any:
     try:
         value = core.config.get("memory", key)
     except KeyError:
@@ -67,7 +70,7 @@ def _cfg(core: Any, key: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _search(core: Any, query: str, project: str, k: int, kinds=None, session=None, exclude_recent=0,
+def _search(core: CoreLike, query: str, project: str, k: int, kinds=None, session=None, exclude_recent=0,
             vector: Any = None) -> list[dict]:
     from . import recall
 
@@ -87,7 +90,7 @@ def _relevant(hits: list[dict], floor: float, skip_hash: str | None) -> list[dic
     return out
 
 
-def capture_prompt(core: Any, prompt: PromptContext) -> list[int]:
+def capture_prompt(core: CoreLike, prompt: PromptContext) -> list[int]:
     """Make the user's prompt durable (:func:`.capture.capture_prompt`: journaled, stored after the answer with
     a worker), then record the standing instructions it sets or lifts, now: the session's next prompt sees them
     whatever the capture queue's progress. A rule recorded before its prompt is stored carries the prompt's
@@ -103,7 +106,7 @@ def capture_prompt(core: Any, prompt: PromptContext) -> list[int]:
     return ids
 
 
-def ingest_transcript(core: Any, event: Any) -> int:
+def ingest_transcript(core: CoreLike, event: Any) -> int:
     """Ingest the transcript's turns not stored yet (:func:`.capture.ingest_transcript`), then run the
     standing-instruction detector over the new user turns in order (what the hook missed, e.g. while no worker
     ran)."""
@@ -123,12 +126,12 @@ def ingest_transcript(core: Any, event: Any) -> int:
     return added
 
 
-def _last_id(core: Any) -> int:
+def _last_id(core: CoreLike) -> int:
     rows = core.store.read("SELECT MAX(id) FROM memories")
     return int(rows[0][0] or 0)
 
 
-def instructions_for_prompt(core: Any, prompt: PromptContext, budget: int | None = None) -> str:
+def instructions_for_prompt(core: CoreLike, prompt: PromptContext, budget: int | None = None) -> str:
     """The ``Compass — standing instructions`` block for this prompt ("" when no rule is in force), whatever
     its topic. Whole rules within ``memory.instructions_budget_chars`` (and ``budget`` when smaller)."""
     project = memory_project(core, prompt.project)
@@ -140,7 +143,7 @@ def instructions_for_prompt(core: Any, prompt: PromptContext, budget: int | None
     return standing.block(core, project, prompt.session, limit)
 
 
-def _with_rule_spans(core: Any, memories: list[dict], session: str | None) -> list[dict]:
+def _with_rule_spans(core: CoreLike, memories: list[dict], session: str | None) -> list[dict]:
     """Memories ready to quote: those a standing instruction came from carry its sentence(s) as ``keep`` (a
     quote cut for space cuts around the rule, never inside it); those whose rules are not in force here
     (revoked, replaced, or for another session) are left out: quoting them would present a lifted rule, or
@@ -150,7 +153,7 @@ def _with_rule_spans(core: Any, memories: list[dict], session: str | None) -> li
     by_memory = active.sources(core.store, [m["id"] for m in memories if m.get("id") is not None])
     out = []
     for m in memories:
-        rules = by_memory.get(m.get("id"), [])
+        rules = by_memory.get(m["id"], []) if m.get("id") is not None else []
         if rules and not any(r["state"] == "active" and (r["scope"] != "session" or r["session"] == session)
                              for r in rules):
             continue
@@ -161,7 +164,7 @@ def _with_rule_spans(core: Any, memories: list[dict], session: str | None) -> li
     return out
 
 
-def recall_for_prompt(core: Any, prompt: PromptContext, drift: dict | None = None, budget: int = 1500) -> str:
+def recall_for_prompt(core: CoreLike, prompt: PromptContext, drift: dict | None = None, budget: int = 1500) -> str:
     """A ``Compass — memory`` block for this prompt, or "" when nothing clears the floor. A memory that only
     repeats a standing instruction in force is left out (the instructions block shows it)."""
     p = prompt.prepared
@@ -198,7 +201,7 @@ def _is_compact(event: Any) -> bool:
     return field(event, "source") == "compact" or field(event, "hook_event_name") == "PreCompact"
 
 
-def pre_compact(core: Any, event: Any) -> None:
+def pre_compact(core: CoreLike, event: Any) -> None:
     """PreCompact: note which session is being compacted, so a SessionStart(compact) under a new id carries
     its standing instructions on."""
     project = event_project(core, event)
@@ -206,7 +209,7 @@ def pre_compact(core: Any, event: Any) -> None:
         active.note_handoff(core.store, project, field(event, "session_id"))
 
 
-def continue_session(core: Any, event: Any) -> list[int]:
+def continue_session(core: CoreLike, event: Any) -> list[int]:
     """SessionStart(compact | resume): carry the session rules of the session(s) this one continues under a new
     id into it: the session ids its transcript names, and for a compaction the one PreCompact noted."""
     project = event_project(core, event)
@@ -222,7 +225,7 @@ def continue_session(core: Any, event: Any) -> list[int]:
     return standing.continue_session(core, project, field(event, "session_id"), source, earlier)
 
 
-def brief_memories(core: Any, project: str) -> list[dict]:
+def brief_memories(core: CoreLike, project: str) -> list[dict]:
     """Pinned, then rules (project + global, newest first), then the latest decisions."""
     store = core.store
     scopes = [project] if project == GLOBAL else [project, GLOBAL]
@@ -236,7 +239,7 @@ def brief_memories(core: Any, project: str) -> list[dict]:
     return inject.unique(pinned + rules[:BRIEF_RULES] + decisions[:BRIEF_DECISIONS])
 
 
-def session_brief(core: Any, event: Any, budget: int = 2000) -> str:
+def session_brief(core: CoreLike, event: Any, budget: int = 2000) -> str:
     """The SessionStart / PreCompact brief, or "" when the project has no rules or decisions yet: the standing
     instructions in force for this session first (their own budget), then the memory brief in what is left."""
     project = event_project(core, event)

@@ -32,6 +32,7 @@ from .store import GLOBAL
 
 if TYPE_CHECKING:  # pragma: no cover
     from .prompt import PromptContext
+    from .corelike import CoreLike
 
 ASSISTANT_MAX_CHARS = 2000
 # A prompt longer than this that contains a rule keeps the whole prompt as kind
@@ -57,14 +58,14 @@ def field(event: Any, name: str, default: Any = None) -> Any:
     return default
 
 
-def enabled(core: Any) -> bool:
+def enabled(core: CoreLike) -> bool:
     try:
         return bool(core.config.get("memory", "enabled"))
     except KeyError:
         return True
 
 
-def memory_project(core: Any, project: str | None) -> str | None:
+def memory_project(core: CoreLike, project: str | None) -> str | None:
     """``project`` (None: the global scope) when memory is on for it; None when memory is off or it opted out."""
     if not enabled(core):
         return None
@@ -74,7 +75,7 @@ def memory_project(core: Any, project: str | None) -> str | None:
     return project
 
 
-def event_project(core: Any, event: Any) -> str | None:
+def event_project(core: CoreLike, event: Any) -> str | None:
     """The event's project id, or None when memory is off or the project opted out."""
     if not enabled(core):
         return None
@@ -143,7 +144,7 @@ def vector_field(vec: Any, model: str | None) -> dict[str, str]:
     return {"model": str(model or ""), "f32": base64.b64encode(np.asarray(vec, "<f4").tobytes()).decode("ascii")}
 
 
-def known_vectors(core: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
+def known_vectors(core: CoreLike, items: list[dict[str, Any]]) -> dict[str, Any]:
     """The vectors spooled items carry (``vector_field``), by text, when ``core.embedder`` made them; the
     ``vector`` fields are removed from the items."""
     import base64
@@ -164,7 +165,7 @@ def known_vectors(core: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
     return known
 
 
-def embed_items(core: Any, items: list[dict[str, Any]], known: Mapping[str, Any] | None = None) -> None:
+def embed_items(core: CoreLike, items: list[dict[str, Any]], known: Mapping[str, Any] | None = None) -> None:
     """Attach vectors in batches; on failure store without: the memory is kept and keyword recall finds it,
     dense recall does not (nothing backfills missing vectors yet).
     ``known``: vectors by exact text already made with ``core.embedder`` (the prompt's, embedded once
@@ -194,7 +195,7 @@ def embed_items(core: Any, items: list[dict[str, Any]], known: Mapping[str, Any]
             it.pop("model", None)
 
 
-def store_items(core: Any, items: list[dict[str, Any]], actor: str | None = None) -> list[Any]:
+def store_items(core: CoreLike, items: list[dict[str, Any]], actor: str | None = None) -> list[Any]:
     """``store.add_many`` plus the FTS ``context`` (neighbour turns, date) of the new rows:
     windowed keyword recall depends on it, so every write path goes through here.
     The context is derived data: if it fails the memories stay and only lack it."""
@@ -215,7 +216,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def prepare_prompt(core: Any, text: str, project: str | None) -> Prepared | None:
+def prepare_prompt(core: CoreLike, text: str, project: str | None) -> Prepared | None:
     """Memory's part of a prompt context: the prompt cleaned for storage and search, or None when there is
     nothing to store or memory is off for ``project`` (checked here once, for recall and capture alike)."""
     if memory_project(core, project) is None:
@@ -238,6 +239,7 @@ def context_items(prompt: PromptContext, created: float | None = None) -> list[d
         return []
     session = prompt.session
     key = prompt_key(prompt)
+    assert key is not None  # the prompt has a prepared part (checked above), so it has a key
     base = {"project": prompt.project or GLOBAL, "session": session, "role": "user", "source": "hook",
             "created": time.time() if created is None else created}
     items = items_for_prompt(p, base, key)
@@ -249,7 +251,7 @@ def context_items(prompt: PromptContext, created: float | None = None) -> list[d
     return items
 
 
-def prompt_items(core: Any, event: Any, created: float | None = None) -> list[dict[str, Any]]:
+def prompt_items(core: CoreLike, event: Any, created: float | None = None) -> list[dict[str, Any]]:
     """The store items for a hook prompt from its payload (a worker that answered without running the
     handlers, a hook process that failed open); [] when nothing is to be stored."""
     project = event_project(core, event)
@@ -265,7 +267,7 @@ def prompt_items(core: Any, event: Any, created: float | None = None) -> list[di
     return items_for_prompt(p, base, key)
 
 
-def stop_item(core: Any, event: Any, created: float | None = None) -> dict[str, Any] | None:
+def stop_item(core: CoreLike, event: Any, created: float | None = None) -> dict[str, Any] | None:
     """The store item for ``last_assistant_message`` (cut at a sentence end), or None."""
     project = event_project(core, event)
     if project is None:
@@ -279,7 +281,7 @@ def stop_item(core: Any, event: Any, created: float | None = None) -> dict[str, 
             "created": time.time() if created is None else created}
 
 
-def capture_prompt(core: Any, prompt: PromptContext) -> list[int]:
+def capture_prompt(core: CoreLike, prompt: PromptContext) -> list[int]:
     """Make the user's prompt (and a detected rule) durable and store it: at once without a worker (returns
     the new ids), after the hook's answer with one (returns [])."""
     from . import queue
@@ -287,7 +289,7 @@ def capture_prompt(core: Any, prompt: PromptContext) -> list[int]:
     return queue.journal(core, "prompt", context_items(prompt))
 
 
-def capture_stop(core: Any, event: Any) -> int | None:
+def capture_stop(core: CoreLike, event: Any) -> int | None:
     """Make ``last_assistant_message`` durable and store it as an assistant memory (as :func:`capture_prompt`)."""
     from . import queue
 
@@ -296,7 +298,7 @@ def capture_stop(core: Any, event: Any) -> int | None:
     return ids[0] if ids else None
 
 
-def ingest_transcript(core: Any, event: Any) -> int:
+def ingest_transcript(core: CoreLike, event: Any) -> int:
     """Ingest the transcript's turns that are not stored yet; returns how many were added."""
     project = event_project(core, event)
     path = field(event, "transcript_path")

@@ -89,7 +89,7 @@ def add_session_prior(scores: dict[int, float], session_of: Mapping[int, str | N
         sess = session_of.get(mid)
         if sess:
             best[sess] = max(best.get(sess, -math.inf), s)
-    return {mid: s + weight * (best[session_of[mid]] if session_of.get(mid) else s) for mid, s in scores.items()}
+    return {mid: s + weight * (best[sess] if (sess := session_of.get(mid)) else s) for mid, s in scores.items()}
 
 
 def boost(score: float, kind: str | None, pinned: bool, age_days: float | None, w: Weights = DEFAULT_WEIGHTS) -> float:

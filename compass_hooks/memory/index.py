@@ -120,7 +120,7 @@ class DenseIndex:
         with self._lock:
             return sum(b.vecs.nbytes + b.ids.nbytes for b in self._blocks.values())
 
-    def add(self, ids: Sequence[int], projects: Sequence[str], vecs: np.ndarray) -> int:
+    def add(self, ids: Sequence[int] | np.ndarray, projects: Sequence[str], vecs: np.ndarray) -> int:
         """Append rows (ids already present are replaced). Returns rows added."""
         vecs = np.asarray(vecs, dtype=np.float32).reshape(-1, self.dim)
         if len(ids) != len(vecs) or len(projects) != len(vecs):

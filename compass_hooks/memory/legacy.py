@@ -15,9 +15,12 @@ import glob
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..logs import get_logger
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 log = get_logger("legacy")
 BATCH = 200
@@ -55,7 +58,7 @@ def _items(old: Path) -> list[dict[str, Any]]:
         store.close()
 
 
-def merge_one(core: Any, old: Path) -> dict[str, Any]:
+def merge_one(core: CoreLike, old: Path) -> dict[str, Any]:
     """Import every memory of ``old`` into ``core``'s store, then keep ``old`` as a backup."""
     from .ops import import_batch
 
@@ -83,7 +86,7 @@ def merge_one(core: Any, old: Path) -> dict[str, Any]:
     return {"from": str(old), "added": added, "duplicates": dupes, "errors": len(errors), "backup": str(backup)}
 
 
-def merge_all(core: Any) -> list[dict[str, Any]]:
+def merge_all(core: CoreLike) -> list[dict[str, Any]]:
     done = []
     for old in legacy_stores(Path(core.paths.db)):
         try:

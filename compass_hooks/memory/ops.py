@@ -21,7 +21,7 @@ import hashlib
 import json
 import math
 import time
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import CompassError, InvalidInput, NotFound, StoreError
 from ..ops import op
@@ -29,6 +29,9 @@ from . import capture, privacy
 from . import project as projects
 from .standing import ops as _standing_ops  # noqa: F401 - registers the `instructions` op
 from .store import GLOBAL, KINDS, ROLES, SOURCES, normalize_tags, parse_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 RESULT_FIELDS = ("id", "ref", "text", "score", "kind", "session", "created", "tags")
 MAX_LIST = 1000
@@ -39,7 +42,7 @@ EXPORT_PAGE_BYTES = 4 * 1024 * 1024
 MAX_CONTEXT = 20_000  # characters of an imported row's context (derived search text; ours is ~1,500)
 
 
-def _project(core: Any, project: str | None = None, cwd: str | None = None, strict: bool = False) -> str:
+def _project(core: CoreLike, project: str | None = None, cwd: str | None = None, strict: bool = False) -> str:
     """The project id for a name, a path or a cwd. ``strict``: the caller named it, so it must hold memories
     (else :class:`NotFound` naming the known ones)."""
     if project is None and cwd:
@@ -70,7 +73,7 @@ def _id(value: Any) -> int:
     return parse_id(value)
 
 
-def _audit_note(core: Any, out: dict) -> dict:
+def _audit_note(core: CoreLike, out: dict) -> dict:
     """Add why the audit entry of this write is pending, when it is (the write itself is done)."""
     pending = core.store.audit_error()
     if pending:
@@ -99,7 +102,7 @@ def _hit(h: dict, now: float) -> dict:
 
 
 @op("remember")
-def remember(core: Any, text: str, kind: str | None = None, project: str | None = None, cwd: str | None = None,
+def remember(core: CoreLike, text: str, kind: str | None = None, project: str | None = None, cwd: str | None = None,
              session: str | None = None, pin: bool = False, pinned: bool | None = None, source: str = "cli",
              ref: str | None = None, role: str = "user", tags: Sequence[str] | str | None = None) -> dict:
     """Store one memory after privacy cleaning; kind detected when not given (else "note"). ``tags`` label it
@@ -132,7 +135,7 @@ def remember(core: Any, text: str, kind: str | None = None, project: str | None 
     return _audit_note(core, {"memory": {**public(row), "redactions": len(cleaned.redactions)}, "new": added.new})
 
 
-def _search_many(core: Any, items: list[dict], kinds, scope: str, only=None) -> list[list[dict]]:
+def _search_many(core: CoreLike, items: list[dict], kinds: Sequence[str] | None, scope: str, only: Any = None) -> list[list[dict]]:
     from . import recall
 
     return recall.search_many(core, items, kinds=kinds, scope=scope, only=only)
@@ -163,7 +166,7 @@ def _relevant(hits: list[dict], floor: float) -> tuple[list[dict], int]:
 
 
 @op("recall")
-def recall_op(core: Any, query: str | None = None, queries: Sequence[dict | str] | None = None,
+def recall_op(core: CoreLike, query: str | None = None, queries: Sequence[dict | str] | None = None,
               project: str | None = None, cwd: str | None = None, k: int = 5, kinds: Sequence[str] | None = None,
               scope: str = "project", since: Any = None, until: Any = None, tags: Sequence[str] | None = None,
               min_score: float | None = None, strict_project: bool = False) -> dict:
@@ -176,7 +179,7 @@ def recall_op(core: Any, query: str | None = None, queries: Sequence[dict | str]
     ``tags``: only memories carrying all of them."""
     from . import recall, when
 
-    kinds = [_kind(x) for x in kinds] if kinds else None
+    kinds = [kd for x in kinds if (kd := _kind(x)) is not None] if kinds else None  # a None kind filters nothing
     lo, hi = when.window(since, until)
     only = recall.candidate_filter(core.store, lo, hi, normalize_tags(tags))
     floor = _floor(core, min_score)
@@ -214,7 +217,7 @@ def list_op(core: Any, project: str | None = None, cwd: str | None = None, kinds
     how many match without the limit). ``every_project``: all projects (``project`` ignored)."""
     from . import when
 
-    kinds = [_kind(x) for x in kinds] if kinds else None
+    kinds = [kd for x in kinds if (kd := _kind(x)) is not None] if kinds else None
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
         raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIST}, got {limit!r}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -296,7 +299,7 @@ def _observe_edited(core: Any, memory: dict, vector: Any) -> None:
 
 
 @op("forget")
-def forget(core: Any, id: Any = None, project: str | None = None, session: str | None = None,
+def forget(core: CoreLike, id: Any = None, project: str | None = None, session: str | None = None,
            source: str = "cli") -> dict:
     # A named project or session that holds nothing is an error: "forgot 0" reads as done when it was a typo.
     """Forget one memory (``id``), a whole project or a session; vectors and FTS rows go too."""
@@ -339,7 +342,7 @@ def _opt_str(raw: dict, name: str, allow_number: bool = False) -> str | None:
     return value
 
 
-def _import_item(raw: Any, project: str | None, core: Any, extra_tags: Sequence[str] = ()) -> dict:
+def _import_item(raw: Any, project: str | None, core: CoreLike, extra_tags: Sequence[str] = ()) -> dict:
     """One import line as a store item; InvalidInput names the first bad field."""
     if not isinstance(raw, dict):
         raise InvalidInput("not a JSON object")
@@ -399,7 +402,7 @@ def _import_item(raw: Any, project: str | None, core: Any, extra_tags: Sequence[
 
 
 @op("import_batch")
-def import_batch(core: Any, items: Sequence[Any], project: str | None = None, first_line: int = 1,
+def import_batch(core: CoreLike, items: Sequence[Any], project: str | None = None, first_line: int = 1,
                  lines: Sequence[int] | None = None, tags: Sequence[str] | str | None = None) -> dict:
     """Import memories (one embedding batch). Bad items are reported with their line
     (``lines[i]``, else ``first_line`` + i) and skipped; the rest are stored, also when the store rejects one
@@ -449,7 +452,7 @@ EXPORT_FIELDS = ("id", "text", "ref", "project", "session", "role", "kind", "ts"
 
 
 @op("export")
-def export(core: Any, project: str | None = None, after_id: int = 0, limit: int = 1000,
+def export(core: CoreLike, project: str | None = None, after_id: int = 0, limit: int = 1000,
            max_bytes: int = EXPORT_PAGE_BYTES, strict_project: bool = True) -> dict:
     """One page of memories as import lines (``ts`` = created, ``key`` = dedupe key),
     oldest id first, at most ``limit`` rows and about ``max_bytes`` of JSON (always at least one row);
@@ -475,7 +478,7 @@ def export(core: Any, project: str | None = None, after_id: int = 0, limit: int 
 
 
 @op("constraints")
-def constraints_op(core: Any, project: str | None = None, cwd: str | None = None, include_global: bool = True,
+def constraints_op(core: CoreLike, project: str | None = None, cwd: str | None = None, include_global: bool = True,
                    strict_project: bool = False) -> dict:
     """The project's rules: pinned memories, constraints and corrections (newest first)."""
     proj = _project(core, project, cwd, strict=strict_project)
@@ -495,7 +498,7 @@ def constraints_op(core: Any, project: str | None = None, cwd: str | None = None
 
 
 @op("ingest_transcript")
-def ingest_transcript_op(core: Any, transcript_path: str, cwd: str | None = None, session_id: str | None = None) -> dict:
+def ingest_transcript_op(core: CoreLike, transcript_path: str, cwd: str | None = None, session_id: str | None = None) -> dict:
     """Ingest a Claude Code transcript's turns not stored yet (idempotent), standing instructions included."""
     from . import api
 

@@ -43,13 +43,16 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .. import spool
 from ..errors import CompassError, InvalidInput, ModelCorrupt, ModelNotFound, StoreError
 from ..logs import get_logger
 from . import capture
 from .store import MAX_TEXT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 BATCH = 64  # captures per transaction (one embedding call, one audit append)
 TICK_S = 2.0  # how often the worker's tick may start a round
@@ -79,16 +82,16 @@ class _State:
     settled: threading.Condition = field(default_factory=threading.Condition)
 
 
-def _state(core: Any) -> _State:
+def _state(core: CoreLike) -> _State:
     return core.feature(FEATURE, lambda c: _State())
 
 
-def _model_ready(core: Any) -> bool:
+def _model_ready(core: CoreLike) -> bool:
     ready = core.state.get("worker.ready")
     return True if ready is None else bool(ready())
 
 
-def _stopping(core: Any) -> bool:
+def _stopping(core: CoreLike) -> bool:
     stop_at = core.state.get("worker.stop_at")
     return stop_at is not None and time.monotonic() >= stop_at
 
@@ -96,7 +99,7 @@ def _stopping(core: Any) -> bool:
 # --------------------------------------------------------------------------- journal
 
 
-def journal(core: Any, event: str, items: list[dict[str, Any]]) -> list[int]:
+def journal(core: CoreLike, event: str, items: list[dict[str, Any]]) -> list[int]:
     """Make a capture durable now. With a worker: spooled, stored after the answer (returns []). In process:
     stored at once (returns the new ids), spooled only if that fails."""
     if not items:
@@ -123,7 +126,7 @@ def journal(core: Any, event: str, items: list[dict[str, Any]]) -> list[int]:
     return []
 
 
-def settle(core: Any, session: str | None, timeout: float) -> bool:
+def settle(core: CoreLike, session: str | None, timeout: float) -> bool:
     """Wait (at most ``timeout`` s) until the captures of ``session`` this process journaled are stored; True
     when none is left. A prompt reads the store after this, so its recall and the rules in force include the
     session's earlier prompts whatever the background round's progress (same input, same output)."""
@@ -133,7 +136,7 @@ def settle(core: Any, session: str | None, timeout: float) -> bool:
         return st.settled.wait_for(lambda: key not in st.unsettled.values(), timeout)
 
 
-def _settled(core: Any, paths: Iterable[str]) -> None:
+def _settled(core: CoreLike, paths: Iterable[str]) -> None:
     st = _state(core)
     with st.settled:
         for path in paths:
@@ -141,7 +144,7 @@ def _settled(core: Any, paths: Iterable[str]) -> None:
         st.settled.notify_all()
 
 
-def _spool_or_lose(core: Any, entry: dict[str, Any], cause: BaseException) -> None:
+def _spool_or_lose(core: CoreLike, entry: dict[str, Any], cause: BaseException) -> None:
     try:
         spool.write(core.paths.data, entry)
     except (OSError, TypeError, ValueError) as exc:
@@ -151,7 +154,7 @@ def _spool_or_lose(core: Any, entry: dict[str, Any], cause: BaseException) -> No
     _state(core).dirty = True
 
 
-def journal_hook(core: Any, event: str, payload: dict[str, Any]) -> None:
+def journal_hook(core: CoreLike, event: str, payload: dict[str, Any]) -> None:
     """Journal what a hook would capture, for a worker that answers without running the handlers (model not
     loaded, still warming up): the prompt passes through and is stored once the model is there."""
     if event == "UserPromptSubmit":
@@ -168,7 +171,7 @@ class _Environment(Exception):
     """The store itself failed (disk full, read-only, corrupt, locked): every entry would; stop the round."""
 
 
-def process(core: Any) -> list[int]:
+def process(core: CoreLike) -> list[int]:
     """Store the spooled captures, oldest first; returns the new memory ids. Stops at the worker's stop
     deadline or a store failure, leaving the rest on disk."""
     st = _state(core)
@@ -195,7 +198,7 @@ def process(core: Any) -> list[int]:
     return new
 
 
-def _store_entries(core: Any, paths: list[str]) -> list[int]:
+def _store_entries(core: CoreLike, paths: list[str]) -> list[int]:
     store = core.store
     ready: list[tuple[str, list[dict[str, Any]]]] = []
     done: list[str] = []
@@ -254,7 +257,7 @@ def _already_stored(store: Any, event: str, items: list[dict[str, Any]]) -> bool
         project, first["text"], first.get("session"))
 
 
-def _add(core: Any, groups: list[list[dict[str, Any]]]) -> list[int]:
+def _add(core: CoreLike, groups: list[list[dict[str, Any]]]) -> list[int]:
     items = [it for group in groups for it in group]
     if not items:
         return []
@@ -276,7 +279,7 @@ def _add(core: Any, groups: list[list[dict[str, Any]]]) -> list[int]:
     return [a.id for a in added if a.new and a.id is not None]
 
 
-def _reject(core: Any, path: str, exc: BaseException) -> None:
+def _reject(core: CoreLike, path: str, exc: BaseException) -> None:
     """An entry that fails on its own: counted; set aside for good when the store calls it invalid or it has
     failed :data:`MAX_ATTEMPTS` times, so it cannot block the ones behind it."""
     st = _state(core)
@@ -292,7 +295,7 @@ def _reject(core: Any, path: str, exc: BaseException) -> None:
     failed(core, exc, "storing a capture", kept=True)
 
 
-def _entry_items(core: Any, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def _entry_items(core: CoreLike, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     t = entry.get("time")
     created = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) else None
     event = entry.get("event")
@@ -320,7 +323,7 @@ def _entry_items(core: Any, entry: dict[str, Any]) -> tuple[str, list[dict[str, 
 # --------------------------------------------------------------------------- rounds
 
 
-def schedule(core: Any, background: bool = False) -> None:
+def schedule(core: CoreLike, background: bool = False) -> None:
     """Run a round on the worker's background thread (one waiting at a time). ``background``: started by
     the tick, so it does not count as activity that keeps an idle worker alive."""
     defer = core.state.get("worker.defer")
@@ -344,7 +347,7 @@ def schedule(core: Any, background: bool = False) -> None:
             st.scheduled = False
 
 
-def run_round(core: Any) -> None:
+def run_round(core: CoreLike) -> None:
     """The spool into memories, then audit intents a crash (or an unwritable log) left into the log."""
     st = _state(core)
     if time.monotonic() < st.retry_at or _stopping(core):
@@ -366,7 +369,7 @@ def run_round(core: Any) -> None:
         st.dirty = True
 
 
-def tick(core: Any) -> None:
+def tick(core: CoreLike) -> None:
     """Called often by the worker; at most every :data:`TICK_S` starts a round when something waits: a spool
     entry (a hook that failed open while we were down or busy) or work a failure or a stop left."""
     st = _state(core)
@@ -430,7 +433,7 @@ def _write_health(paths: Any, update: dict[str, Any], counts: tuple[str, ...] = 
             pass  # a full disk: the failure is in the log and told to the user
 
 
-def failed(core: Any, exc: BaseException, doing: str, kept: bool = True, stored: bool = False) -> None:
+def failed(core: CoreLike, exc: BaseException, doing: str, kept: bool = True, stored: bool = False) -> None:
     """Count a capture failure and tell the user once per kind (until captures work again).
     ``kept``: the capture is safe on disk; ``stored``: it is a memory, only its audit entry waits."""
     kind, words = classify(exc)
@@ -460,7 +463,7 @@ def failed(core: Any, exc: BaseException, doing: str, kept: bool = True, stored:
             log.exception("could not queue the capture notice")
 
 
-def _succeeded(core: Any) -> None:
+def _succeeded(core: CoreLike) -> None:
     st = _state(core)
     st.delay = 0.0
     if st.failing is None:

@@ -43,12 +43,15 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 
 from ..errors import InvalidInput
 from . import fusion, text as tx
 from .index import DenseIndex
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 CANDIDATES = 100  # per side (keyword, dense) before fusion
 _FEATURE = "memory.recall"
@@ -65,18 +68,18 @@ class _IndexState:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _state(core: Any) -> _IndexState:
+def _state(core: CoreLike) -> _IndexState:
     emb = core.embedder
     st: _IndexState = core.feature(_FEATURE, lambda c: _IndexState(DenseIndex(emb.dim), emb.name))
     _catch_up(core, st)
     return st
 
 
-def _state_index(core: Any) -> DenseIndex:
+def _state_index(core: CoreLike) -> DenseIndex:
     return core.state[_FEATURE].index
 
 
-def _catch_up(core: Any, st: _IndexState) -> None:
+def _catch_up(core: CoreLike, st: _IndexState) -> None:
     """Append vectors the store has and the index lacks (id > last seen)."""
     with st.lock:
         ids, projects, vecs = core.store.vectors_since(st.model, st.last_id)
@@ -85,7 +88,7 @@ def _catch_up(core: Any, st: _IndexState) -> None:
             st.last_id = max(st.last_id, int(max(ids)))
 
 
-def invalidate(core: Any, ids: Iterable[int] | None = None) -> None:
+def invalidate(core: CoreLike, ids: Iterable[int] | None = None) -> None:
     """Drop forgotten memories from the dense index (``None``: rebuild on next search)."""
     st = core.state.get(_FEATURE)
     if st is None:
@@ -163,7 +166,7 @@ def update_contexts(store: Any, ids: Iterable[int]) -> int:
             tail = sorted(store.list(project=project, session=session, newest_first=False),
                           key=lambda r: (r["created"], r["id"]))
         pos = {int(r["id"]): i for i, r in enumerate(tail)}
-        touched = set()
+        touched: set[int] = set()
         for m in mine_ids:
             i = pos[m]
             touched.update(range(max(0, i - CONTEXT_WINDOW), min(len(tail), i + CONTEXT_WINDOW + 1)))
@@ -237,7 +240,7 @@ class Ranking:
     dense: bool = True
 
 
-def search(core: Any, query: str, project: str | None, k: int = 5, kinds: Sequence[str] | None = None,
+def search(core: CoreLike, query: str, project: str | None, k: int = 5, kinds: Sequence[str] | None = None,
            exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None, exclude_recent: int = 0,
            scope: str = "project", weights: fusion.Weights | None = None,
            query_vector: Any = None, ranking: Ranking | None = None,
@@ -276,7 +279,7 @@ def candidate_filter(store: Any, since: float | None = None, until: float | None
     return keep
 
 
-def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] | None = None,
+def search_many(core: CoreLike, queries: Sequence[dict | str], kinds: Sequence[str] | None = None,
                 exclude_ids: Iterable[int] | None = None, exclude_session: str | None = None,
                 exclude_recent: int = 0, scope: str = "project", weights: fusion.Weights | None = None,
                 project: str | None = None, k: int = 5, vectors: Any = None,
@@ -319,7 +322,7 @@ def search_many(core: Any, queries: Sequence[dict | str], kinds: Sequence[str] |
     return out
 
 
-def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, excluded: set[int],
+def _rank_one(core: CoreLike, q: _Query, project: str | None, k: int, dense: Any, excluded: set[int],
               kinds: set[str] | None, w: fusion.Weights, qvec: Any = None, ranking: Ranking | None = None,
               only: Callable[[Iterable[int]], set[int]] | None = None) -> list[dict]:
     store = core.store
@@ -352,7 +355,7 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
         return []
 
     # Fetch only what can still make the top k after the adjustments (they are small).
-    pool = sorted(scores, key=scores.get, reverse=True)[: max(4 * k, 40)]
+    pool = sorted(scores, key=scores.__getitem__, reverse=True)[: max(4 * k, 40)]
     rows = {r["id"]: r for r in store.get_many(pool)}
     missing = [m for m in pool if m not in rows]
     if missing:  # forgotten by another process: drop from the dense index too
@@ -380,7 +383,7 @@ def _rank_one(core: Any, q: _Query, project: str | None, k: int, dense: Any, exc
     else:
         adj = {m: scores[m] for m in rows}
     ranked = []
-    for m in sorted(adj, key=adj.get, reverse=True):
+    for m in sorted(adj, key=adj.__getitem__, reverse=True):
         r = rows[m]
         ranked.append({
             "id": m, "ref": r.get("ref"), "text": r.get("text", ""), "score": round(float(adj[m]), 6),

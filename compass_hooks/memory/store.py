@@ -37,6 +37,7 @@ Global scope: memories with ``project == GLOBAL`` (``"__global__"``).
 
 from __future__ import annotations
 
+import builtins  # Store.list shadows list in the class body: annotations after it say builtins.list
 import hashlib
 import json
 import math
@@ -187,6 +188,13 @@ def _row(r: sqlite3.Row | tuple) -> dict[str, Any]:
     d["meta"] = json.loads(d["meta"]) if d["meta"] else {}
     d["tags"] = sorted(t for t in (d.get("tags") or "").split(",") if t)
     return d
+
+
+def _inserted_id(cur: sqlite3.Cursor) -> int:
+    """The id an INSERT gave its row (``lastrowid`` is None only after statements that insert nothing)."""
+    if cur.lastrowid is None:  # pragma: no cover - not after an INSERT
+        raise StoreError("memory store: an insert returned no row id")
+    return cur.lastrowid
 
 
 class Change(NamedTuple):
@@ -340,7 +348,7 @@ class Store:
         for c in changes:
             cur = conn.execute("INSERT INTO audit_pending (created, actor, action, memory_id, content_sha256)"
                                " VALUES (?,?,?,?,?)", (now, c.actor, c.action, int(c.memory_id), c.content_sha256))
-            ids.append(int(cur.lastrowid))
+            ids.append(_inserted_id(cur))
         return ids
 
     @staticmethod
@@ -519,7 +527,7 @@ class Store:
                     (r["project"], r["session"], r["role"], r["kind"], r["text"], r["context"], r["created"],
                      r["source"], r["ref"], r["pinned"], r["flags"], r["hash"], r["dedupe_key"], r["meta"]),
                 )
-                mid = int(cur.lastrowid)
+                mid = _inserted_id(cur)
                 if r["tags"]:
                     conn.executemany("INSERT INTO memory_tags (memory_id, tag) VALUES (?,?)",
                                      [(mid, t) for t in r["tags"]])
@@ -556,8 +564,8 @@ class Store:
     def set_contexts(self, pairs: Iterable[tuple[int, str]]) -> None:
         """Fill the FTS ``context`` column (neighbouring turns, dates) for windowed BM25.
         Derived data, not memory content: not audited."""
-        pairs = [(str(c or ""), int(m)) for m, c in pairs]
-        self._write(lambda conn: conn.executemany("UPDATE memories SET context = ? WHERE id = ?", pairs))
+        rows = [(str(c or ""), int(m)) for m, c in pairs]
+        self._write(lambda conn: conn.executemany("UPDATE memories SET context = ? WHERE id = ?", rows))
 
     def set_pinned(self, memory_id: int, pinned: bool, actor: str = "cli") -> dict[str, Any]:
         return self.edit(memory_id, pinned=pinned, actor=actor)
@@ -633,6 +641,7 @@ class Store:
         chosen = [s for s in (memory_id, project, session) if s is not None]
         if len(chosen) != 1:
             raise InvalidInput("forget needs exactly one of: an id, a project, a session")
+        args: tuple[Any, ...]
         if memory_id is not None:
             where, args = "id = ?", (int(memory_id),)
         elif project is not None:
@@ -640,7 +649,7 @@ class Store:
         else:
             where, args = "session = ?", (session,)
 
-        def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        def run(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[Change], list[int]]:
             rows = [_row(r) for r in conn.execute(f"{_SELECT} WHERE {where}", args).fetchall()]
             now = time.time()
             tomb = []
@@ -728,7 +737,9 @@ class Store:
         return out
 
     @staticmethod
-    def _where(project, kinds, session, pinned, since=None, until=None, tags=()) -> tuple[list[str], list[Any]]:
+    def _where(project: str | None, kinds: Sequence[str] | None, session: str | None, pinned: bool | None,
+               since: float | None = None, until: float | None = None,
+               tags: Sequence[str] = ()) -> tuple[builtins.list[str], builtins.list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         if since is not None:
@@ -772,10 +783,10 @@ class Store:
         where, args = self._where(project, None, None, None)
         return int(self._read(f"SELECT COUNT(*) FROM memories WHERE {' AND '.join(where) or '1'}", args)[0][0])
 
-    def projects(self) -> list[tuple[str, int]]:
+    def projects(self) -> builtins.list[tuple[str, int]]:
         return [(p, int(n)) for p, n in self._read("SELECT project, COUNT(*) FROM memories GROUP BY project ORDER BY 2 DESC")]
 
-    def recent_ids(self, session: str, n: int) -> list[int]:
+    def recent_ids(self, session: str, n: int) -> builtins.list[int]:
         """The ids of the last ``n`` memories of a session (newest first)."""
         rows = self._read("SELECT id FROM memories WHERE session = ? ORDER BY id DESC LIMIT ?", (session, int(n)))
         return [int(r[0]) for r in rows]
@@ -823,7 +834,7 @@ class Store:
             return set()  # the search itself reports a bad query
 
     def fts_search(self, match: str, project: str | None, limit: int,
-                   weights: tuple[float, float] = (1.0, 0.7)) -> list[tuple[int, float]]:
+                   weights: tuple[float, float] = (1.0, 0.7)) -> builtins.list[tuple[int, float]]:
         """FTS5 BM25 over (text, context): [(id, score)] best first, score = -bm25
         (higher is better). ``match`` is an FTS5 expression (build it with
         ``memory.text.fts_or_query``); ``project`` None searches every project."""
@@ -867,7 +878,7 @@ class Store:
         vecs = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), dim).astype(np.float32)
         return ids, [r[1] for r in rows], vecs
 
-    def missing_embeddings(self, model: str, limit: int = 10_000) -> list[tuple[int, str]]:
+    def missing_embeddings(self, model: str, limit: int = 10_000) -> builtins.list[tuple[int, str]]:
         """(id, text) of memories without a ``model`` vector (backfill after a model change)."""
         rows = self._read("SELECT m.id, m.text FROM memories m LEFT JOIN embeddings e ON e.memory_id = m.id AND"
                           " e.model = ? WHERE e.memory_id IS NULL ORDER BY m.id LIMIT ?", (model, int(limit)))

@@ -22,16 +22,19 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..logs import get_logger
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .corelike import CoreLike
 
 log = get_logger("memory")
 
 _CHECKPOINT_TRIES = 20
 
 
-def _fold(text: str) -> str:
+def _fold(text: str | None) -> str:
     return " ".join(str(text or "").split())
 
 
@@ -102,7 +105,7 @@ def _optimize_and_checkpoint(conn: sqlite3.Connection) -> bool:
     return False
 
 
-def after_forget(core: Any, removed: Iterable[dict[str, Any]], project: str | None = None,
+def after_forget(core: CoreLike, removed: Iterable[dict[str, Any]], project: str | None = None,
                  session: str | None = None) -> dict[str, Any]:
     """Wipe what the forgotten rows leave behind (see the module docstring). Returns what was done; a failure
     here is logged and reported (``wiped: False``), never raised: the memories themselves are already gone."""

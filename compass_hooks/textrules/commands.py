@@ -27,6 +27,9 @@ class RuleHit:
     docs/hooks.md), and the PreToolUse hook imports this module on every Bash command."""
 
     __slots__ = ("rule", "category", "reason")
+    rule: str
+    category: str
+    reason: str
 
     def __init__(self, rule: str, category: str, reason: str):
         object.__setattr__(self, "rule", rule)  # stable rule id, e.g. "rm_rf"

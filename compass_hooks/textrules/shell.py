@@ -17,6 +17,10 @@ reserved words of ``if``/``while``/``for``/``case`` (skipped, so the commands in
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # not typing's: importing typing costs the hook process milliseconds (docs/hooks.md)
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
 MAX_DEPTH = 48  # nested substitutions/groups deeper than this are refused (the guard asks)
 
 _BLANK = " \t"
@@ -75,7 +79,7 @@ class Group:
         return f"Group({self.body!r})"
 
 
-Node = "Command | Group"  # a pipeline is a list of nodes; a script is a list of pipelines
+Node: TypeAlias = "Command | Group"  # a pipeline is a list of nodes; a script is a list of pipelines
 
 
 def parse(src: str) -> list[list]:

@@ -140,7 +140,7 @@ def ping(socket_path: str, timeout: float = 0.5) -> dict[str, Any] | None:
 
 
 def compatible(info: dict[str, Any] | None) -> bool:
-    return bool(info) and info.get("protocol") == PROTOCOL_VERSION and info.get("version") == __version__
+    return bool(info and info.get("protocol") == PROTOCOL_VERSION and info.get("version") == __version__)
 
 
 def worker_python() -> str:

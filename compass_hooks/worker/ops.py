@@ -9,14 +9,17 @@ in-process service, where there is no worker to stop.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import PROTOCOL_VERSION, __version__
 from ..ops import op
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
+
 
 @op("ping")
-def ping(core: Any) -> dict:
+def ping(core: CoreLike) -> dict:
     info = core.state.get("worker.info")
     if info is not None:
         return info()
@@ -28,12 +31,12 @@ def ping(core: Any) -> dict:
 
 
 @op("stop")
-def stop(core: Any) -> dict:
+def stop(core: CoreLike) -> dict:
     return {"stopping": False, "detail": "in-process service: there is no worker to stop"}
 
 
 @op("hook")
-def hook(core: Any, event: str, payload: dict | None = None) -> dict:
+def hook(core: CoreLike, event: str, payload: dict | None = None) -> dict:
     """``{"event": "UserPromptSubmit", "payload": {...stdin JSON...}}`` -> hook result fields."""
     from ..worker.hooks.handlers import handle
 
@@ -41,7 +44,7 @@ def hook(core: Any, event: str, payload: dict | None = None) -> dict:
 
 
 @op("hook_fast")
-def hook_fast(core: Any, event: str, stdin: str, script: str | None = None) -> dict:
+def hook_fast(core: CoreLike, event: str, stdin: str, script: str | None = None) -> dict:
     """The native hook client's op: the hook's raw stdin in, ``{"stdout": text}`` or
     ``{"fallback": why}`` out (compass_hooks/worker/hooks/fast.py)."""
     from ..worker.hooks.fast import serve

@@ -35,7 +35,7 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import PROTOCOL_VERSION, __version__
 from ..config import Config, load_config
@@ -43,6 +43,9 @@ from ..errors import CompassError, InvalidInput, WorkerUnavailable
 from ..logs import get_logger
 from ..paths import Paths, get_paths
 from . import lifecycle, protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory.corelike import CoreLike
 
 log = get_logger("worker")
 
@@ -56,7 +59,7 @@ STOP_DRAIN_S = 3.0
 
 
 class WorkerServer:
-    def __init__(self, paths: Paths | None = None, config: Config | None = None, core: Any = None,
+    def __init__(self, paths: Paths | None = None, config: Config | None = None, core: CoreLike | None = None,
                  idle_timeout: float | None = None, max_threads: int = MAX_THREADS):
         self.paths = (paths or get_paths()).ensure()
         self.config = config or load_config(self.paths.config)
@@ -123,12 +126,18 @@ class WorkerServer:
             log.warning("cannot write the fast-client endpoint (hooks use the Python client): %s", exc)
         log.info("ready in %.2fs (model %s)", time.perf_counter() - t0, self.model_name())
 
+    def _built(self) -> CoreLike:
+        """The core, once start-up has built it (every caller runs after that)."""
+        if self.core is None:
+            raise RuntimeError("the worker's core is not built yet")
+        return self.core
+
     def _merge_legacy(self) -> None:
         """A 0.1.0 store under a plugin's data dir joins the user's one store, once; the user is told once."""
         from ..memory import legacy
         from . import notices
 
-        for done in legacy.merge_all(self.core):
+        for done in legacy.merge_all(self._built()):
             notices.add_pending(self.paths, (
                 f"Compass merged {done['added']} memories from {done['from']} into your store {self.paths.db} "
                 f"(hooks, CLI and MCP now share it); the old file is kept as {done['backup']}."))
@@ -139,7 +148,7 @@ class WorkerServer:
         from ..memory import queue as capture_queue
 
         spool.sweep_tmp(self.paths.data)
-        capture_queue.run_round(self.core)
+        capture_queue.run_round(self._built())
 
     def _tell(self, topic: str, reason: str, text: str) -> None:
         """Tell the user ``text`` with the next hook, once per ``topic`` and ``reason``."""
@@ -192,7 +201,7 @@ class WorkerServer:
         try:
             from ..drift.scorer import get_state
 
-            get_state(self.core).score(["compass warm-up"], None)
+            get_state(self._built()).score(["compass warm-up"], None)
         except ImportError:
             pass
         except Exception:

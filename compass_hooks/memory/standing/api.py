@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from .. import inject
 from ..store import FLAG_SUSPICIOUS, GLOBAL
 from . import active, detect
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..corelike import CoreLike
+
 HEADER = "Compass — standing instructions (set by the user earlier, in their words; still in force)"
 DEFAULT_BUDGET = 800
 _SCOPE_LABEL = {"session": "this session", "project": "this project", "global": "every project"}
@@ -27,7 +30,7 @@ _SCOPE_LABEL = {"session": "this session", "project": "this project", "global": 
 log = get_logger("memory")
 
 
-def _cfg(core: Any, key: str, default: Any) -> Any:
+def _cfg(core: CoreLike, key: str, default: Any) -> Any:
     try:
         value = core.config.get("memory", key)
     except KeyError:
@@ -35,15 +38,15 @@ def _cfg(core: Any, key: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def enabled(core: Any) -> bool:
+def enabled(core: CoreLike) -> bool:
     return bool(_cfg(core, "instructions", True))
 
 
-def budget(core: Any) -> int:
+def budget(core: CoreLike) -> int:
     return int(_cfg(core, "instructions_budget_chars", DEFAULT_BUDGET))
 
 
-def _embedder(core: Any, known: Mapping[str, Any] | None):
+def _embedder(core: CoreLike, known: Mapping[str, Any] | None):
     def embed(texts: list[str]) -> np.ndarray:
         missing = [t for t in texts if not known or known.get(t) is None]
         fresh = dict(zip(missing, core.embedder.embed(missing))) if missing else {}
@@ -52,7 +55,7 @@ def _embedder(core: Any, known: Mapping[str, Any] | None):
     return embed
 
 
-def _similarity(core: Any):
+def _similarity(core: CoreLike):
     def cosines(text: str, texts: list[str]) -> list[float]:
         vecs = np.asarray(core.embedder.embed([text, *texts]), dtype=np.float64)
         return [float(v) for v in vecs[1:] @ vecs[0]]
@@ -60,7 +63,7 @@ def _similarity(core: Any):
     return cosines
 
 
-def observe(core: Any, text: str, project: str | None, session: str | None, memory_id: int | None,
+def observe(core: CoreLike, text: str, project: str | None, session: str | None, memory_id: int | None,
             flags: Iterable[str] = (), vectors: Mapping[str, Any] | None = None,
             created: float | None = None, capture_key: str | None = None) -> dict[str, list[int]]:
     """Detect the rules a stored user prompt sets or lifts and record them. ``vectors``: embeddings by exact
@@ -81,14 +84,14 @@ def _item(r: dict[str, Any], now: float | None) -> str:
     return f"- {inject.quote(r['text'], limit=len(r['text']) + 1)} ({where}, {inject.age(r['created'], now)})"
 
 
-def rules_in_force(core: Any, project: str | None, session: str | None) -> list[dict[str, Any]]:
+def rules_in_force(core: CoreLike, project: str | None, session: str | None) -> list[dict[str, Any]]:
     """Active rules for (project, session), a newer one overriding an older one on the same subject, with any
     that reads like instructions to the model left out (the patterns grow; re-checked when shown)."""
     rules = active.in_force(active.visible(core.store, project or GLOBAL, session))
     return [r for r in rules if not looks_like_instruction(r["text"])]
 
 
-def block(core: Any, project: str | None, session: str | None, limit: int | None = None,
+def block(core: CoreLike, project: str | None, session: str | None, limit: int | None = None,
           now: float | None = None, rules: list[dict[str, Any]] | None = None) -> str:
     """The rules in force as a ``Compass — standing instructions`` block (newest first; whole rules that fit
     ``limit`` characters), or "" when there are none."""
@@ -107,7 +110,7 @@ def block(core: Any, project: str | None, session: str | None, limit: int | None
     return "\n".join(lines) if len(lines) > 1 else ""
 
 
-def continue_session(core: Any, project: str | None, session: str | None, source: str | None,
+def continue_session(core: CoreLike, project: str | None, session: str | None, source: str | None,
                      earlier_sessions: Iterable[str] = ()) -> list[int]:
     """SessionStart: when this session continues others under a new id, copy their session rules here.
     ``earlier_sessions``: ids a resumed transcript names; a compaction also asks the PreCompact record."""

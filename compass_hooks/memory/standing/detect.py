@@ -22,7 +22,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ...errors import CompassError
 from ...learn import ngrams
 from ...learn.linear import logistic_proba
 from . import cues
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..corelike import CoreLike
 
 SCHEMA = 1
 SHIPPED = Path(__file__).resolve().parent / "weights"
@@ -240,7 +243,7 @@ class _Loaded:
         self.signature: tuple | None = None
 
 
-def weights_for(core: Any) -> Weights:
+def weights_for(core: CoreLike) -> Weights:
     """The detector weights for the core's embedding model (reloaded when the file changes)."""
     st: _Loaded = core.feature(_FEATURE, lambda c: _Loaded())
     name = core.embedder.name

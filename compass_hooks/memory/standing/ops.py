@@ -4,15 +4,18 @@ this module, since the op registry loads one ``ops`` module per top-level featur
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...ops import op
 from ..store import GLOBAL
 from . import active
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..corelike import CoreLike
+
 
 @op("instructions")
-def instructions_op(core: Any, project: str | None = None, cwd: str | None = None, session: str | None = None,
+def instructions_op(core: CoreLike, project: str | None = None, cwd: str | None = None, session: str | None = None,
                     include_retired: bool = False, limit: int = 200) -> dict:
     """Standing instructions of a project (with the global ones), newest first. ``session``: only what a prompt
     of that session is under (the rules in force). ``include_retired``: revoked and replaced ones too."""

@@ -20,10 +20,13 @@ import json
 import os
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import dirs
 from . import guard, names, output, state
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...memory.corelike import CoreLike
 
 ENDPOINT_NAME = "fast-endpoint"
 CLIENT_NAME = "compass-hook-client"
@@ -58,7 +61,7 @@ def remove_endpoint(paths: Any) -> None:
         pass
 
 
-def serve(core: Any, event: str, stdin: str, script: str | None = None) -> dict[str, Any]:
+def serve(core: CoreLike, event: str, stdin: str, script: str | None = None) -> dict[str, Any]:
     """``{"stdout": text}`` (possibly empty) for one hook run, or ``{"fallback": why}``."""
     name = names.canonical(event)
     if name is None:

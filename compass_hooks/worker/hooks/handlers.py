@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import time
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...logs import get_logger
 from . import events
 from .guard import pretooluse_decision
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...memory.corelike import CoreLike
 
 log = get_logger("hook")
 MIN_RECALL_BUDGET = 200  # below this a memory block is not worth showing
@@ -41,7 +44,7 @@ MIN_RECALL_BUDGET = 200  # below this a memory block is not worth showing
 PENDING_WAIT_S = 1.5
 
 
-def _settle(core: Any, session: str | None) -> None:
+def _settle(core: CoreLike, session: str | None) -> None:
     """Wait (bounded) until the captures this session journaled earlier are stored: what a prompt reads must
     not depend on how far the worker's background round got (same input, same output)."""
     mem = _memory_api()
@@ -94,7 +97,7 @@ def _project(ev: events.HookEvent) -> str | None:
         return ev.cwd
 
 
-def prepare_prompt(core: Any, ev: events.UserPromptSubmit, mem: Any = None, drift: Any = None) -> Any:
+def prepare_prompt(core: CoreLike, ev: events.UserPromptSubmit, mem: Any = None, drift: Any = None) -> Any:
     """The prompt context (``memory.prompt.PromptContext``) drift, recall and capture read: the project id,
     the harness verdict, drift's rules (``drift`` = its api), memory's cleaned text (``mem`` = its api), and
     the embeddings of the texts they search with, in one embedder call. A feature's part that fails is left
@@ -129,7 +132,7 @@ def prepare_prompt(core: Any, ev: events.UserPromptSubmit, mem: Any = None, drif
                          model=core.embedder.name if vectors else None)
 
 
-def _budget(core: Any) -> int:
+def _budget(core: CoreLike) -> int:
     return int(core.config.get("hooks", "budget_chars"))
 
 
@@ -138,7 +141,7 @@ def _context(blocks: list[str]) -> dict[str, Any]:
     return {"additionalContext": text} if text else {}
 
 
-def session_start(core: Any, ev: events.SessionStart) -> dict[str, Any]:
+def session_start(core: CoreLike, ev: events.SessionStart) -> dict[str, Any]:
     mem = _memory_api()
     if mem is None:
         return {}
@@ -151,7 +154,7 @@ def session_start(core: Any, ev: events.SessionStart) -> dict[str, Any]:
     return _context([brief])
 
 
-def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]:
+def user_prompt_submit(core: CoreLike, ev: events.UserPromptSubmit) -> dict[str, Any]:
     budget = _budget(core)
     mem = _memory_api()
     drift_api = _drift_api()
@@ -188,14 +191,14 @@ def user_prompt_submit(core: Any, ev: events.UserPromptSubmit) -> dict[str, Any]
     return _context(blocks)
 
 
-def pre_tool_use(core: Any, ev: events.PreToolUse) -> dict[str, Any]:
+def pre_tool_use(core: CoreLike, ev: events.PreToolUse) -> dict[str, Any]:
     if ev.tool_name != "Bash":
         return {}
     mode = str(core.config.get("hooks", "pretooluse"))
     return _run("rules.check_command", pretooluse_decision, ev.command, mode, default={})
 
 
-def pre_compact(core: Any, ev: events.PreCompact) -> dict[str, Any]:
+def pre_compact(core: CoreLike, ev: events.PreCompact) -> dict[str, Any]:
     mem = _memory_api()
     if mem is None:
         return {}
@@ -206,7 +209,7 @@ def pre_compact(core: Any, ev: events.PreCompact) -> dict[str, Any]:
     return {}
 
 
-def stop(core: Any, ev: events.Stop) -> dict[str, Any]:
+def stop(core: CoreLike, ev: events.Stop) -> dict[str, Any]:
     mem = _memory_api()
     if mem is not None:  # durable before the answer; stored after it
         _run("memory.capture_stop", mem.capture_stop, core, ev)
@@ -222,7 +225,7 @@ HANDLERS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
 }
 
 
-def handle(core: Any, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+def handle(core: CoreLike, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Normalise ``payload`` into the event's dataclass and run its handler."""
     ev = events.parse(event, payload)
     if not core.config.get("hooks", "enabled"):
