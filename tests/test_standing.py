@@ -314,11 +314,49 @@ def test_a_prompt_waits_only_for_its_own_sessions_captures(core, repo):
 def test_the_dev_set_and_weights_ship_in_the_package_and_the_held_out_set_does_not():
     import tomllib
 
+    from compass_hooks.memory.standing import train
+
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert set(data["compass_hooks.memory.standing"]) == {"data/*.jsonl", "weights/*.json"}
     pkg = ROOT / "compass_hooks" / "memory" / "standing"
-    assert (pkg / "data" / "detect_dev.jsonl").is_file() and (pkg / "weights" / "minilm.json").is_file()
+    assert all(f.is_file() for f in train.DEV_SETS) and (pkg / "weights" / "minilm.json").is_file()
     assert not list(pkg.rglob("*heldout*")) and (ROOT / "tests" / "data" / "instructions" / "detect_heldout.jsonl").is_file()
+
+
+def _terms(text: str) -> set[str]:
+    """Lowercase words and Chinese character bigrams (what the leak check compares)."""
+    low = text.lower()
+    han = "".join(re.findall(r"[\u3400-\u9fff]", low))
+    return set(re.findall(r"[a-z0-9]+", low)) | {han[i:i + 2] for i in range(len(han) - 1)}
+
+
+def test_the_dev_files_do_not_leak_into_the_held_out_sets():
+    """Dev prompts share no id or scenario with the held-out detector split, and none is a near copy (word /
+    bigram Jaccard >= 0.6) of a held-out prompt or of a user turn of a held-out conversation."""
+    from compass_hooks.memory.standing import train
+
+    data = ROOT / "tests" / "data" / "instructions"
+    dev = train.load_dev()
+    held = [json.loads(line) for line in (data / "detect_heldout.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len({r["id"] for r in dev}) == len(dev)
+    assert not {r["id"] for r in dev} & {r["id"] for r in held}
+    assert not {r["scenario"] for r in dev} & {r["scenario"] for r in held}
+    texts = [r["text"] for r in held]
+    for line in (data / "retention_heldout.jsonl").read_text(encoding="utf-8").splitlines():
+        texts += [t["text"] for t in json.loads(line)["turns"] if t["role"] == "user"]
+    index: dict[str, list[int]] = {}
+    held_terms = [_terms(t) for t in texts]
+    for i, terms in enumerate(held_terms):
+        for t in terms:
+            index.setdefault(t, []).append(i)
+    leaks = []
+    for r in dev:
+        mine = _terms(r["text"])
+        near = {i for t in mine for i in index.get(t, ())}
+        best = max((len(mine & held_terms[i]) / len(mine | held_terms[i]) for i in near), default=0.0)
+        if best >= 0.6:
+            leaks.append(r["id"])
+    assert leaks == []
 
 
 def test_instructions_list_cli(cli_runner, repo, monkeypatch):
