@@ -130,6 +130,8 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bhenceforth\b", r"\b(?:until|till|unless) (?:i say otherwise|further notice|i say stop|i tell you otherwise)",
         r"\bin (?:all )?(?:future|later|subsequent) (?:replies|answers|responses|messages|turns)\b", r"\bfrom now\b",
         r"\banymore\b|\bany more\b|\bno longer\b", r"\bfor good\b", r"\bfrom this point\b", r"\bfor the (?:rest|remainder)\b",
+        r"\bmoving forward\b", r"\bfrom this (?:message|reply|answer|turn) on\b", r"\b(?:after|from) this one\b",
+        r"\beverything after this\b", r"\bwhile we (?:keep talking|talk|work)\b", r"\bfrom here\b",
         r"以后|今后|之后|接下来|从现在(?:开始|起)|往后|后面(?:的|所有|都|每)|从今天(?:开始|起)|直到我说|在我说.{0,4}之前|此后|后续"),
     "every_reply": _rx(
         rf"\b(?:every|each|all|any) (?:of )?(?:your |future |the )?(?:{_REPLY[3:-1]})\b",
@@ -171,7 +173,8 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"^\s*(?:(?:ok(?:ay)?|so|hey|also|and)[,]?\s+)?(?:could|can|would|will) you (?:please )?(?:always |kindly )?"
         r"(?:keep|use|stop|avoid|answer|reply|respond|end|start|begin|open|finish|drop|write|put|give|mix|check|list|"
         r"not|include|sign|skip|refrain|make|talk|be|switch|go|leave)\b.*\?\s*$",
-        r"\bwould you mind\b", r"\bis it possible for you to\b", r"\bcould you avoid\b",
+        r"\bwould you mind\b", r"\bis it possible for you to\b", r"\bcould you avoid\b", r"\bany chance you could\b",
+        r"\bis there any way you could\b", r"\bcan we agree\b", r"\bit would (?:really )?help (?:me )?if\b",
         r"能不能|可以.{0,30}吗|能.{0,20}吗[？?]?$|行吗|好吗[？?]?$"),
     "format": _rx(
         r"\bbold\b", r"\bitalics?\b", r"\bbullet(?:s| points?| lists?)?\b", r"\blists?\b", r"\bmarkdown\b", r"\bheadings?\b",
@@ -232,7 +235,9 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\brule is (?:lifted|gone|off|over|cancelled)\b", r"\bback to normal\b", r"\ballowed to\b.{0,30}\bagain\b",
         r"\bi don'?t care about\b.{0,30}\banymore\b", r"\b(?:enough of|that's enough)\b", r"\bput .{1,30} back\b",
         r"\bis over\b", r"\bno longer (?:need|have)\b", r"\boptional\b", r"\bis lifted\b", r"\bcan stop\b",
-        r"可以用了|可以(?:用|加|改)了|不用再|不用.{0,12}了|不必再|作废|取消|解除|恢复|忘了吧|结束了|放开|不限制|无所谓了|可以结束"),
+        r"\b(?:is|are|it'?s)\s+(?:fine|ok(?:ay)?|allowed)\b.{0,30}\b(?:now|after all|from here)\b", r"\bafter all\b",
+        r"\blift(?:ing)? the\b", r"\btake back\b", r"\b(?:thing|ban|rule|limit) is off\b", r"\bfree to\b", r"\bon the menu\b",
+        r"可以用了|可以(?:用|加|改)了|可以.{1,12}了|没关系了|撤了|不用再|不用.{0,12}了|不必再|作废|取消|解除|恢复|忘了吧|结束了|放开|不限制|无所谓了|可以结束"),
     "replace": _rx(
         r"\binstead\b", r"^\s*(?:actually|hmm|scratch that|on second thought)\b", r"\bchange of plan\b",
         r"\bswitch from\b", r"\bswitch (?:the|your) \w+ to\b", r"\bmake it\b", r"\blet'?s say\b", r"\bscratch\b", r"\breplace\b.{0,40}\bwith\b",
@@ -280,7 +285,9 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"\bwhen i (?:was|lived|worked|started)\b", r"\bin school\b", r"\bbefore (?:this job|i found)\b", r"\b(?:my|our) old\b",
         r"\b(?:i|we) (?:always|never) (?:wrote|used|signed|ran|had|took|memori[sz]ed|forgot|added|told|rented|normali[sz]ed|set)\b",
         r"\b(?:i|we) (?:force-pushed|squashed|switched|stopped)\b", r"\bonce in \d{4}\b", r"\bgrandmother|grandma\b",
-        r"\b(?:i|we) always forget\b", r"\bwent by\b",
+        r"\b(?:i|we) always forget\b", r"\bwent by\b", r"\bearlier today you\b", r"\bwhen we started\b",
+        r"\b(?:our|my) previous\b", r"\bback in (?:university|college|school|the day)\b", r"\b(?:they|he|she|you) refused\b",
+        r"\bwe were\b", r"\bwere in\b",
         r"以前|昨天|前几天|上次|之前(?:我|在|我们)|那会儿|那几年|前年|去年|上个(?:项目|月)|当时|小时候|刚(?:入职|毕业|工作)|从来没|后来|上周|我姥姥|老项目里|老集群"),
     "code": re.compile(r"`[^`]*`|[{}]|\(\)\s*[{:]|^\s*(?:\$|>>>)|\b(?:def|fn|func) \w+\(|=>|==|!=|\w+\.\w+\(|\berror\b:|\[\w+\]|"
                        r"\bassert\s+\w+|\bis not None\b|\bNone\b|\bnull\b|\w+\(\w*\)", _I),
@@ -290,7 +297,8 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"\b(?:the|this|a) (?:chart|button|probe|view|function|query|hook|job|cron|endpoint|middleware|decorator|helper|"
         r"validator|wrapper|script|loop|singleton|service|form|page|api)\b.{0,30}\b(?:should|must|always|never|every)\b",
         r"\bmake (?:the|this|sure every (?:api|line|response|card))\b", r"\bhow do i\b", r"\bhow (?:can|should) (?:i|we)\b",
-        r"写(?:个|一个)|怎么(?:写|做|设置|实现|处理|办|弄)|用什么[^，。]*[？?]|帮我(?:写|排|规划|做|把)|如何|应该放在"),
+        r"写(?:个|一个)|怎么(?:写|做|设置|实现|处理|办|弄)|用什么[^，。]*[？?]|帮我(?:写|排|规划|做|把)|如何|应该放在",
+        r"帮我.{0,20}(?:一下|吧)?[。！？]?$", r"\b(?:can you |please )?update (?:it|them|the \w+|this)\b(?! rule)"),
     # A one-off request: a sentence that opens on an action on something at hand ("Write the apology email in a
     # formal tone", "Tell me a joke"). Rules open on verbs too ("Use pnpm"), so this only weighs against.
     "action": _rx(
@@ -316,6 +324,16 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"^\s*(?:(?:ok(?:ay)?|so|now|today|alright|right)[,!]?\s+)*let'?s\s+(?!(?:use|stick|keep|agree|always|never|not|"
         r"avoid|switch|say|go with|make it|drop|skip|stop|write all|only)\b)\w+",
         r"^\s*(?:我们|咱们)(?:先|来|今天)?(?:把|来|先)", r"^\s*今天(?:主要|先|想)"),
+    # A statement of how things are (the API, the service, the user's week), not a request to the assistant:
+    # "From now on the API returns 404 for missing users", "For the rest of the week I'm on call".
+    "fact": _rx(
+        r"\b(?:the|this|our)\s+(?:api|service|endpoint|app|site|config|ci|cron|team|tests?)\s+(?:returns?|is|are|uses?|runs?|"
+        r"loads?|has|lives?|live)\b", r"\bi'?m (?:on call|training|going to be|moving|travel)", r"\bthe team is\b",
+        r"(?:团队|公司|我们)(?:已经|现在)?(?:改用|换成|换用)[^，。]{1,20}了"),
+    # A rule inside quotation marks (a system prompt, a linter, someone's requirement): quoted, not the user's.
+    "quoted_rule": _rx(
+        r"[\"“「][^\"”」]{0,200}(?:\balways\b|\bnever\b|\bonly\b|\bmust\b|\bdon'?t\b|\bdo not\b|不要|必须|不许|一律|别|不能|只用)"
+        r"[^\"”」]{0,200}[\"”」]"),
     "meta": _rx(
         r"\bdo you (?:remember|keep|have|store|retain)\b", r"\bcan you (?:remember|enforce|keep track|actually|change your)\b",
         r"\bhow do you (?:decide|choose|know)\b", r"\bwhat happens\b", r"\bare you able\b", r"\byour (?:memory|personality)\b",
@@ -341,7 +359,7 @@ def cue_hits(text: str) -> dict[str, bool]:
 
 
 _NEGATING = ("one_off", "q_about", "reported", "hypothetical", "past", "task", "meta", "code", "action", "correction",
-             "specific", "proposal")
+             "specific", "proposal", "fact", "quoted_rule")
 # What makes a sentence a rule for later rather than a request for now: a time or scope, a universal ("every",
 # "always", "never"), a restated or lifted rule, or a subject that only makes sense as standing (how replies
 # look, sound or are worded). A sentence with none of these ("just force push to main and skip the tests") is
