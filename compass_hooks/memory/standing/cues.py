@@ -224,6 +224,12 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bask (?:me )?(?:first|before)\b", r"\bcheck with me\b", r"\bwait for my\b", r"\bbefore (?:you|writing|deleting|renaming|running)\b",
         r"\bdocstrings?\b", r"\btype (?:hints|annotations)\b", r"\bcomments?\b", r"\bdeploy",
         r"提交|分支|合并|测试|先问我|确认|方案|迁移|注释|类型注解|docstring|PR|推到?\s*main|依赖"),
+    # A universal or a ban right before how the assistant works ("一律先写测试", "别再用加粗", "Always type hints
+    # in ...", "tests with every change"): terse rules with no time or scope word.
+    "work_rule": _rx(
+        r"(?:一律|必须|都要|都得|统一|不许|不准|只能|只用|别|(?<!要)不要)[^，。；！？]{0,6}(?:写|改|提交|加|用|跑|带|引入|推|删|装|回答|回复|说)",
+        r"^\s*(?:always|never|no|only)\b[^.?!]{0,40}\b(?:in|for|with|on)\b",
+        r"\b(?:tests?|type hints|docstrings?|annotations|prs?|commits?) (?:with|on|for) every\b", r"\bno exceptions\b"),
     "revoke": _rx(
         r"\b(?:use|using|add|adding|put|start|go back|switch back|back to)\b.{0,40}\bagain\b", r"\bagain\b.{0,10}\bif you like\b",
         r"\b(?:is|are)\s+(?:fine|ok(?:ay)?|allowed|back)\s+again\b", r"\bfine again\b", r"\bfeel free to\b",
@@ -330,6 +336,13 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"\b(?:the|this|our)\s+(?:api|service|endpoint|app|site|config|ci|cron|team|tests?)\s+(?:returns?|is|are|uses?|runs?|"
         r"loads?|has|lives?|live)\b", r"\bi'?m (?:on call|training|going to be|moving|travel)", r"\bthe team is\b",
         r"(?:团队|公司|我们)(?:已经|现在)?(?:改用|换成|换用)[^，。]{1,20}了"),
+    # How a thing being built behaves ("the modal should always close on Escape", "弹窗按 Esc 的时候一律关闭"):
+    # a spec for the code, not a rule for the assistant.
+    "behaviour": _rx(
+        r"(?:弹窗|窗口|账号|用户|接口|请求|按钮|页面|导出|定时任务|提示条|输入框|重试|超时|健康检查|组件|探针|状态|数据|表单|金额|价格|"
+        r"手机号|卡号|Excel|CSV)[^，。；！？]{0,12}(?:一律|永远|每次|都要|必须|都)",
+        r"\b(?:the|this|each|every)\s+(?:modal|button|request|row|cron|job|retry|health check|endpoint|api|page|window|field|"
+        r"user|account|script|parser|function|query|column)\b[^.?!]{0,40}\b(?:always|never|must|should|every)\b"),
     # A rule inside quotation marks (a system prompt, a linter, someone's requirement): quoted, not the user's.
     "quoted_rule": _rx(
         r"[\"“「][^\"”」]{0,200}(?:\balways\b|\bnever\b|\bonly\b|\bmust\b|\bdon'?t\b|\bdo not\b|不要|必须|不许|一律|别|不能|只用)"
@@ -359,7 +372,7 @@ def cue_hits(text: str) -> dict[str, bool]:
 
 
 _NEGATING = ("one_off", "q_about", "reported", "hypothetical", "past", "task", "meta", "code", "action", "correction",
-             "specific", "proposal", "fact", "quoted_rule")
+             "specific", "proposal", "fact", "quoted_rule", "behaviour")
 # What makes a sentence a rule for later rather than a request for now: a time or scope, a universal ("every",
 # "always", "never"), a restated or lifted rule, or a subject that only makes sense as standing (how replies
 # look, sound or are worded). A sentence with none of these ("just force push to main and skip the tests") is
@@ -373,9 +386,17 @@ def _plain_question(text: str) -> bool:
     return bool(_QUESTION.search(text)) and not POSITIVE["q_request"].search(text)
 
 
+def inside_quote(unit: Unit, prompt: str) -> bool:
+    """Whether ``unit`` starts inside quotation marks opened earlier on its line (a quoted system prompt or
+    requirement split into sentences: 'Never use emojis."' is the quote's second sentence, not the user's rule)."""
+    line = prompt[prompt.rfind("\n", 0, unit.start) + 1: unit.start]
+    return line.count('"') % 2 == 1 or line.count("“") > line.count("”") or line.count("「") > line.count("」")
+
+
 def features(unit: Unit, prompt: str, n_units: int) -> list[float]:
     """One row of :data:`FEATURE_NAMES` for ``unit`` of ``prompt``."""
     hits = cue_hits(unit.text)
+    hits["quoted_rule"] = hits["quoted_rule"] or inside_quote(unit, prompt)
     question = _plain_question(unit.text)
     content = sum(hits[c] for c in _CONTENT)
     framing = sum(hits[c] for c in _FRAMING)
@@ -500,6 +521,7 @@ _WORK_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("force push", _rx(r"\bforce[- ]push", r"force push")),
     ("branch naming", _rx(r"\bbranch(?:es)? (?:like|nam)", r"\bname branches\b", r"分支(?:名|命名)")),
     ("changelog", _rx(r"\bchangelog\b", r"CHANGELOG")),
+    ("logging", _rx(r"\blogg(?:ing|er)\b", r"\blog(?:ging)? (?:library|lib)\b", r"日志(?:库|统一|都用|改用)")),
     ("new dependencies", _rx(r"\b(?:new )?dependenc(?:y|ies)\b", r"\bnew packages\b", r"依赖|新包")),
     ("lockfile", _rx(r"\block ?file\b", r"lock 文件")),
     ("secrets", _rx(r"\bsecrets?\b", r"\btokens?\b", r"密钥")),
@@ -517,8 +539,9 @@ _LIB = re.compile(
     r"pytest|unittest|jest|vitest|mocha|click|argparse|httpx|requests|seaborn|matplotlib|plotly|tokio|async-std|typescript|"
     r"tailwind|bootstrap|redux|vuex|django|flask|fastapi|express|orm|sqlalchemy|class components|vendor/|migrations|"
     r"unwrap|unsafe|select \*|kubectl apply|print\(\)|print|master|whitelist|blacklist|allowlist|terraform apply|"
-    r"docker|conda|venv|black|prettier|eslint)\b", _I)
+    r"docker|conda|venv|black|prettier|eslint|pino|winston|bunyan|logrus|zap|zerolog|loguru|structlog|log4j|slf4j)\b", _I)
 _LIB_ZH = re.compile(r"(pandas|numpy|polars|lodash|axios|moment|dayjs|npm|pnpm|yarn|bun|helm|kustomize|pytest|unittest|"
+                     r"pino|winston|logrus|zap|loguru|"
                      r"seaborn|matplotlib|unwrap|unsafe|SELECT \*|kubectl apply|print|master|白名单|黑名单|migrations|vendor)", _I)
 
 
