@@ -219,6 +219,38 @@ def test_a_compaction_under_a_new_session_id_carries_the_session_rules(core, rep
     assert "no bullet lists" not in start.get("additionalContext", "")
 
 
+@pytest.mark.parametrize("new_id", [False, True], ids=["same-id", "new-id"])
+def test_a_compaction_keeps_the_session_rules_whether_or_not_the_id_changes(core, repo, new_id):
+    """Claude Code 2.1.328 keeps the session id through /compact; other versions give the compacted session a new
+    one (PreCompact still sees the old id). Either way the brief and the next prompt carry the session's rules,
+    once, and another session's rules stay out."""
+    say(core, repo, "For the rest of this session, no bullet lists please.", "s1", 0)
+    say(core, repo, "For the rest of this session, answer in French.", "other", 0)
+    after = "s2" if new_id else "s1"
+    base = {"cwd": str(repo), "transcript_path": None}
+    handlers.handle(core, "PreCompact", {**base, "hook_event_name": "PreCompact", "session_id": "s1", "trigger": "auto"})
+    brief = handlers.handle(core, "SessionStart", {**base, "hook_event_name": "SessionStart", "session_id": after,
+                                                   "source": "compact"})["additionalContext"]
+    assert "no bullet lists" in rules_block(brief) and "French" not in brief
+    assert rules_block(brief).count("no bullet lists") == 1
+    later = rules_block(say(core, repo, "What is a monad?", after, 1))
+    assert "no bullet lists" in later and "French" not in later
+    assert len(active.visible(core.store, str(repo), after)) == 1
+
+
+def test_a_rule_lifted_after_a_compaction_does_not_come_back_from_the_session_before_it(core, repo):
+    say(core, repo, "For the rest of this session, no bullet lists please.", "a", 0)
+    base = {"cwd": str(repo), "transcript_path": None}
+    handlers.handle(core, "PreCompact", {**base, "hook_event_name": "PreCompact", "session_id": "a", "trigger": "auto"})
+    handlers.handle(core, "SessionStart", {**base, "hook_event_name": "SessionStart", "session_id": "b",
+                                           "source": "compact"})
+    say(core, repo, "Bullet lists are fine again.", "b", 1)
+    assert rules_block(say(core, repo, "What is a monad?", "b", 2)) == ""
+    # b continues under yet another id, and c's transcript still names a: the lifted rule stays lifted.
+    assert standing.continue_session(core, str(repo), "c", "resume", ["a", "b"]) == []
+    assert rules_block(say(core, repo, "What is a functor?", "c", 3)) == ""
+
+
 # --------------------------------------------------------------------------- hooks
 
 
