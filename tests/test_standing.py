@@ -72,6 +72,9 @@ def test_preface_is_trimmed_only_when_it_says_nothing_of_the_rule():
     assert s[cues.trim_preface(s):] == "no pandas in this codebase, ever."
     kept = "A few ground rules for this project: ask before you run migrations."
     assert cues.trim_preface(kept) == 0
+    # Only the talk is dropped, not the rule's first clause after it ("give distances in kilometres").
+    s = "Quick request before we start: give distances in kilometres, not miles, in all your replies."
+    assert s[cues.trim_preface(s):] == "give distances in kilometres, not miles, in all your replies."
 
 
 @pytest.mark.parametrize("text, scope", [

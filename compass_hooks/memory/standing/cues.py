@@ -137,6 +137,7 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         rf"\b(?:every|each|all|any) (?:of )?(?:your |future |the )?(?:{_REPLY[3:-1]})\b",
         rf"\b(?:your|future) {_REPLY}\b", r"\bwhenever (?:you|i)\b", r"\bevery time\b", r"\beach time\b",
         rf"\b(?:in|to) (?:all |any )?(?:your )?{_REPLY}\b", r"\bin anything you write\b", r"\beverything you write\b",
+        r"\bwhen(?:ever)? we (?:talk|chat) about\b", r"(?:聊|讲|谈)[^，。]{1,10}的时候",
         r"每次|每个(?:回答|回复|提交|函数|PR|问题)|所有(?:的)?(?:回答|回复|结果)|回答里|回复里|回答都|回复都|每封|每段|每张|凡是|"
         r"(?:的)?时候[，,]?\s*(?:都|别|不要|请|一律|要|先)"),
     "always_never": _rx(
@@ -168,6 +169,7 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bi'?d rather you\b", r"\bi (?:always )?prefer\b", r"\bmy preference is\b", r"\bit would (?:really )?help\b",
         r"\bplease make sure\b", r"\bmake sure (?:to|you|that|every|each|all)\b", r"\bkeep in mind\b", r"\bremember (?:that|to|our)\b",
         r"\bbe sure to\b", r"\bi'?d appreciate\b", r"\bground rules?\b", r"\bhouse rule\b", r"\bas a rule\b",
+        r"\bmake a habit of\b", r"照着来|按这个来|照这个来",
         r"请|麻烦|希望你|我想让你|我希望|记得|记住|务必|尽量|规矩|约定|要求"),
     "q_request": _rx(
         r"^\s*(?:(?:ok(?:ay)?|so|hey|also|and)[,]?\s+)?(?:could|can|would|will) you (?:please )?(?:always |kindly )?"
@@ -245,11 +247,12 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\blift(?:ing)? the\b", r"\btake back\b", r"\b(?:thing|ban|rule|limit) is off\b", r"\bfree to\b", r"\bon the menu\b",
         r"可以用了|可以(?:用|加|改)了|可以.{1,12}了|没关系了|撤了|不用再|不用.{0,12}了|不必再|作废|取消|解除|恢复|忘了吧|结束了|放开|不限制|无所谓了|可以结束"),
     "replace": _rx(
-        r"\binstead\b", r"^\s*(?:actually|hmm|scratch that|on second thought)\b", r"\bchange of plan\b",
+        r"\binstead\b", r"^\s*(?:actually|hmm|scratch that|on second thoughts?|thinking about it|on reflection|"
+        r"come to think of it)\b", r"\bchange of plan\b",
         r"\bswitch from\b", r"\bswitch (?:the|your) \w+ to\b", r"\bmake it\b", r"\blet'?s say\b", r"\bscratch\b", r"\breplace\b.{0,40}\bwith\b",
         r"\bupdate to\b", r"\bnew .{0,20}\b(?:scheme|rule|style|convention)\b", r"\bchanged our minds?\b",
         r"\bless .{1,20} than i asked\b", r"\btoo (?:tight|strict|long|short|much)\b", r"\bswitch the\b",
-        r"改成|换成|改用|放宽|先不用了|还是可以|不用那么|规则改"),
+        r"改成|换成|改用|放宽|先不用了|还是可以|不用那么|规则改", r"^\s*算了[，,].{0,30}(?:以后|改成|换成|还是|直接)"),
     "restated": _rx(
         r"\bi (?:already |just )?(?:said|told you|asked you)\b", r"\blike i said\b", r"\bagain\b", r"\b(?:second|third|fourth) time\b",
         r"\bhow many times\b", r"\bi said (?:that )?at the start\b",
@@ -317,7 +320,7 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
     # not a rule for later (a restated rule says the rule again: "I said pnpm! Never npm in this repo").
     "correction": _rx(
         r"^\s*no[,.!]\s", r"\bthat'?s (?:wrong|not (?:it|right|what))\b", r"\b(?:revert|undo|roll back)\b", r"\bwrong (?:file|one|place)\b",
-        r"\bnever mind\b", r"\bit works now\b", r"不对|错了|不是这个|撤销|改回去|算了"),
+        r"\bnever mind\b", r"\bit works now\b", r"不对|错了|不是这个|撤销|改回去|算了(?![，,].{0,30}(?:以后|改成|换成|还是|直接))"),
     # A definite reference to one thing at hand ("instead of the assert", "this loop"): a change to it, not a rule.
     "specific": _rx(
         r"\b(?:the|this|that|these|those)\s+(?:assert(?:ion)?|function|line|loop|variable|bug|error|button|component|"
@@ -425,7 +428,9 @@ _PREFACE_TALK = _rx(
 def trim_preface(text: str) -> int:
     """How many leading characters of a rule sentence are a preface to drop ("Quick heads up before we start:",
     "Hey, before we dive in —"): talk about the rule with no scope or content of its own, followed by the rule.
-    The longest such preface wins; 0 keeps the sentence whole."""
+    The longest such preface wins, each of its parts talk itself: "Quick request before we start: give distances
+    in kilometres, not miles, ..." drops the first part only (the part after it is the rule). 0 keeps the
+    sentence whole."""
     cut = 0
     for m in _PREFACE_SEP.finditer(text):
         left, right = text[: m.start()], text[m.end():]
@@ -436,8 +441,9 @@ def trim_preface(text: str) -> int:
                                           "replace", "every_reply")):
             break  # the left part already says something about the rule: it is part of it
         right_says = any(rh[c] for c in _CONTENT) or rh["always_never"] or rh["imperative"] or rh["q_request"]
-        if right_says and _PREFACE_TALK.search(left):
-            cut = m.end()
+        if not (right_says and _PREFACE_TALK.search(text[cut: m.start()])):
+            break  # this part is not talk about the rule: the rule starts at the last cut
+        cut = m.end()
     return cut
 
 
