@@ -48,12 +48,12 @@ def list_cmd(project: str | None, session: str | None, include_retired: bool, as
 
 @instructions.command("train")
 @click.option("--model", "model_name", default=None, help="Embedding model (default: the configured one).")
-@click.option("--dev", "dev_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Labelled JSONL (default: the dev set shipped in compass_hooks/memory/standing/data/).")
+@click.option("--dev", "dev_files", type=click.Path(exists=True, dir_okay=False, path_type=Path), multiple=True,
+              help="Labelled JSONL, repeatable (default: the dev files shipped in compass_hooks/memory/standing/data/).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default: <data>/calibration/instructions/<model>.json, read before the shipped one).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written weights' summary as JSON.")
-def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, as_json: bool) -> None:
+def train_cmd(model_name: str | None, dev_files: tuple[Path, ...], out: Path | None, as_json: bool) -> None:
     """Fit the standing-instruction detector for an embedding model on the dev set (reproducible: fixed folds,
     closed-form fits); the threshold keeps out-of-fold precision >= 0.97. Progress goes to stderr."""
     from ..core import Core
@@ -62,15 +62,15 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, a
 
     core = Core()
     embedder = get_embedder(model_name, core.config)
-    dev = dev_file or train.DEV_SET
-    items = train.load(dev)
+    devs = tuple(dev_files) or train.DEV_SETS
+    items = train.load_dev(devs)
 
     def embed(texts: list[str]):
         vectors = embed_with_progress(embedder, texts)
         click.echo("fitting the detector (cross-validated)...", err=True)
         return vectors
 
-    weights = train.train(items, embed, embedder.name, int(embedder.dim), source=dev.name)
+    weights = train.train(items, embed, embedder.name, int(embedder.dim), source=tuple(d.name for d in devs))
     target = out or detect.weights_candidates(core.paths, embedder.name)[0]
     detect.write_weights(weights, target)
     summary = {"file": str(target), "model": embedder.name, "threshold": round(weights.threshold, 4),

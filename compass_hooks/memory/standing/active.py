@@ -277,7 +277,9 @@ def handoff_source(store: Any, project: str | None, session: str | None, window_
 
 
 def inherit(store: Any, project: str | None, old_sessions: Iterable[str], session: str | None) -> list[int]:
-    """Copy the active session rules of ``old_sessions`` (same project) into ``session``, once each."""
+    """Copy the active session rules of ``old_sessions`` (same project) into ``session``, once each. A rule one of
+    ``old_sessions`` lifted or replaced in its copy (session A compacted into B, the rule revoked in B, B
+    compacted or resumed into C whose transcript still names A) is not brought back from the original."""
     project = project or GLOBAL
     olds = [s for s in dict.fromkeys(old_sessions) if s and s != session]
     if not session or not olds:
@@ -291,11 +293,14 @@ def inherit(store: Any, project: str | None, old_sessions: Iterable[str], sessio
                                            "inherited_from IS NOT NULL", (project, session)).fetchall()}
         have_text = {r[0] for r in conn.execute("SELECT hash FROM instructions WHERE state = 'active' AND project = ? AND "
                                                 "session = ?", (project, session)).fetchall()}
+        retired = {r[0] for r in conn.execute(
+            f"SELECT COALESCE(inherited_from, id) FROM instructions WHERE state != 'active' AND scope = 'session' AND "
+            f"project = ? AND session IN ({marks}, ?)", [project, *olds, session]).fetchall()}
         out = []
         for r in rows:
             d = _row(r)
             root = d["inherited_from"] or d["id"]
-            if root in have or text_hash(d["text"]) in have_text:
+            if root in have or root in retired or text_hash(d["text"]) in have_text:
                 continue
             cur = conn.execute(
                 "INSERT INTO instructions (project, session, scope, text, subjects, lang, prob, created, origin, memory_id,"

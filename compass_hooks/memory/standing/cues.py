@@ -130,11 +130,14 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bhenceforth\b", r"\b(?:until|till|unless) (?:i say otherwise|further notice|i say stop|i tell you otherwise)",
         r"\bin (?:all )?(?:future|later|subsequent) (?:replies|answers|responses|messages|turns)\b", r"\bfrom now\b",
         r"\banymore\b|\bany more\b|\bno longer\b", r"\bfor good\b", r"\bfrom this point\b", r"\bfor the (?:rest|remainder)\b",
+        r"\bmoving forward\b", r"\bfrom this (?:message|reply|answer|turn) on\b", r"\b(?:after|from) this one\b",
+        r"\beverything after this\b", r"\bwhile we (?:keep talking|talk|work)\b", r"\bfrom here\b",
         r"以后|今后|之后|接下来|从现在(?:开始|起)|往后|后面(?:的|所有|都|每)|从今天(?:开始|起)|直到我说|在我说.{0,4}之前|此后|后续"),
     "every_reply": _rx(
         rf"\b(?:every|each|all|any) (?:of )?(?:your |future |the )?(?:{_REPLY[3:-1]})\b",
         rf"\b(?:your|future) {_REPLY}\b", r"\bwhenever (?:you|i)\b", r"\bevery time\b", r"\beach time\b",
         rf"\b(?:in|to) (?:all |any )?(?:your )?{_REPLY}\b", r"\bin anything you write\b", r"\beverything you write\b",
+        r"\bwhen(?:ever)? we (?:talk|chat) about\b", r"(?:聊|讲|谈)[^，。]{1,10}的时候",
         r"每次|每个(?:回答|回复|提交|函数|PR|问题)|所有(?:的)?(?:回答|回复|结果)|回答里|回复里|回答都|回复都|每封|每段|每张|凡是|"
         r"(?:的)?时候[，,]?\s*(?:都|别|不要|请|一律|要|先)"),
     "always_never": _rx(
@@ -166,12 +169,14 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bi'?d rather you\b", r"\bi (?:always )?prefer\b", r"\bmy preference is\b", r"\bit would (?:really )?help\b",
         r"\bplease make sure\b", r"\bmake sure (?:to|you|that|every|each|all)\b", r"\bkeep in mind\b", r"\bremember (?:that|to|our)\b",
         r"\bbe sure to\b", r"\bi'?d appreciate\b", r"\bground rules?\b", r"\bhouse rule\b", r"\bas a rule\b",
+        r"\bmake a habit of\b", r"照着来|按这个来|照这个来",
         r"请|麻烦|希望你|我想让你|我希望|记得|记住|务必|尽量|规矩|约定|要求"),
     "q_request": _rx(
         r"^\s*(?:(?:ok(?:ay)?|so|hey|also|and)[,]?\s+)?(?:could|can|would|will) you (?:please )?(?:always |kindly )?"
         r"(?:keep|use|stop|avoid|answer|reply|respond|end|start|begin|open|finish|drop|write|put|give|mix|check|list|"
         r"not|include|sign|skip|refrain|make|talk|be|switch|go|leave)\b.*\?\s*$",
-        r"\bwould you mind\b", r"\bis it possible for you to\b", r"\bcould you avoid\b",
+        r"\bwould you mind\b", r"\bis it possible for you to\b", r"\bcould you avoid\b", r"\bany chance you could\b",
+        r"\bis there any way you could\b", r"\bcan we agree\b", r"\bit would (?:really )?help (?:me )?if\b",
         r"能不能|可以.{0,30}吗|能.{0,20}吗[？?]?$|行吗|好吗[？?]?$"),
     "format": _rx(
         r"\bbold\b", r"\bitalics?\b", r"\bbullet(?:s| points?| lists?)?\b", r"\blists?\b", r"\bmarkdown\b", r"\bheadings?\b",
@@ -221,6 +226,12 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bask (?:me )?(?:first|before)\b", r"\bcheck with me\b", r"\bwait for my\b", r"\bbefore (?:you|writing|deleting|renaming|running)\b",
         r"\bdocstrings?\b", r"\btype (?:hints|annotations)\b", r"\bcomments?\b", r"\bdeploy",
         r"提交|分支|合并|测试|先问我|确认|方案|迁移|注释|类型注解|docstring|PR|推到?\s*main|依赖"),
+    # A universal or a ban right before how the assistant works ("一律先写测试", "别再用加粗", "Always type hints
+    # in ...", "tests with every change"): terse rules with no time or scope word.
+    "work_rule": _rx(
+        r"(?:一律|必须|都要|都得|统一|不许|不准|只能|只用|别|(?<!要)不要)[^，。；！？]{0,6}(?:写|改|提交|加|用|跑|带|引入|推|删|装|回答|回复|说)",
+        r"^\s*(?:always|never|no|only)\b[^.?!]{0,40}\b(?:in|for|with|on)\b",
+        r"\b(?:tests?|type hints|docstrings?|annotations|prs?|commits?) (?:with|on|for) every\b", r"\bno exceptions\b"),
     "revoke": _rx(
         r"\b(?:use|using|add|adding|put|start|go back|switch back|back to)\b.{0,40}\bagain\b", r"\bagain\b.{0,10}\bif you like\b",
         r"\b(?:is|are)\s+(?:fine|ok(?:ay)?|allowed|back)\s+again\b", r"\bfine again\b", r"\bfeel free to\b",
@@ -232,13 +243,16 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\brule is (?:lifted|gone|off|over|cancelled)\b", r"\bback to normal\b", r"\ballowed to\b.{0,30}\bagain\b",
         r"\bi don'?t care about\b.{0,30}\banymore\b", r"\b(?:enough of|that's enough)\b", r"\bput .{1,30} back\b",
         r"\bis over\b", r"\bno longer (?:need|have)\b", r"\boptional\b", r"\bis lifted\b", r"\bcan stop\b",
-        r"可以用了|可以(?:用|加|改)了|不用再|不用.{0,12}了|不必再|作废|取消|解除|恢复|忘了吧|结束了|放开|不限制|无所谓了|可以结束"),
+        r"\b(?:is|are|it'?s)\s+(?:fine|ok(?:ay)?|allowed)\b.{0,30}\b(?:now|after all|from here)\b", r"\bafter all\b",
+        r"\blift(?:ing)? the\b", r"\btake back\b", r"\b(?:thing|ban|rule|limit) is off\b", r"\bfree to\b", r"\bon the menu\b",
+        r"可以用了|可以(?:用|加|改)了|可以.{1,12}了|没关系了|撤了|不用再|不用.{0,12}了|不必再|作废|取消|解除|恢复|忘了吧|结束了|放开|不限制|无所谓了|可以结束"),
     "replace": _rx(
-        r"\binstead\b", r"^\s*(?:actually|hmm|scratch that|on second thought)\b", r"\bchange of plan\b",
+        r"\binstead\b", r"^\s*(?:actually|hmm|scratch that|on second thoughts?|thinking about it|on reflection|"
+        r"come to think of it)\b", r"\bchange of plan\b",
         r"\bswitch from\b", r"\bswitch (?:the|your) \w+ to\b", r"\bmake it\b", r"\blet'?s say\b", r"\bscratch\b", r"\breplace\b.{0,40}\bwith\b",
         r"\bupdate to\b", r"\bnew .{0,20}\b(?:scheme|rule|style|convention)\b", r"\bchanged our minds?\b",
         r"\bless .{1,20} than i asked\b", r"\btoo (?:tight|strict|long|short|much)\b", r"\bswitch the\b",
-        r"改成|换成|改用|放宽|先不用了|还是可以|不用那么|规则改"),
+        r"改成|换成|改用|放宽|先不用了|还是可以|不用那么|规则改", r"^\s*算了[，,].{0,30}(?:以后|改成|换成|还是|直接)"),
     "restated": _rx(
         r"\bi (?:already |just )?(?:said|told you|asked you)\b", r"\blike i said\b", r"\bagain\b", r"\b(?:second|third|fourth) time\b",
         r"\bhow many times\b", r"\bi said (?:that )?at the start\b",
@@ -280,7 +294,9 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"\bwhen i (?:was|lived|worked|started)\b", r"\bin school\b", r"\bbefore (?:this job|i found)\b", r"\b(?:my|our) old\b",
         r"\b(?:i|we) (?:always|never) (?:wrote|used|signed|ran|had|took|memori[sz]ed|forgot|added|told|rented|normali[sz]ed|set)\b",
         r"\b(?:i|we) (?:force-pushed|squashed|switched|stopped)\b", r"\bonce in \d{4}\b", r"\bgrandmother|grandma\b",
-        r"\b(?:i|we) always forget\b", r"\bwent by\b",
+        r"\b(?:i|we) always forget\b", r"\bwent by\b", r"\bearlier today you\b", r"\bwhen we started\b",
+        r"\b(?:our|my) previous\b", r"\bback in (?:university|college|school|the day)\b", r"\b(?:they|he|she|you) refused\b",
+        r"\bwe were\b", r"\bwere in\b",
         r"以前|昨天|前几天|上次|之前(?:我|在|我们)|那会儿|那几年|前年|去年|上个(?:项目|月)|当时|小时候|刚(?:入职|毕业|工作)|从来没|后来|上周|我姥姥|老项目里|老集群"),
     "code": re.compile(r"`[^`]*`|[{}]|\(\)\s*[{:]|^\s*(?:\$|>>>)|\b(?:def|fn|func) \w+\(|=>|==|!=|\w+\.\w+\(|\berror\b:|\[\w+\]|"
                        r"\bassert\s+\w+|\bis not None\b|\bNone\b|\bnull\b|\w+\(\w*\)", _I),
@@ -290,7 +306,8 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"\b(?:the|this|a) (?:chart|button|probe|view|function|query|hook|job|cron|endpoint|middleware|decorator|helper|"
         r"validator|wrapper|script|loop|singleton|service|form|page|api)\b.{0,30}\b(?:should|must|always|never|every)\b",
         r"\bmake (?:the|this|sure every (?:api|line|response|card))\b", r"\bhow do i\b", r"\bhow (?:can|should) (?:i|we)\b",
-        r"写(?:个|一个)|怎么(?:写|做|设置|实现|处理|办|弄)|用什么[^，。]*[？?]|帮我(?:写|排|规划|做|把)|如何|应该放在"),
+        r"写(?:个|一个)|怎么(?:写|做|设置|实现|处理|办|弄)|用什么[^，。]*[？?]|帮我(?:写|排|规划|做|把)|如何|应该放在",
+        r"帮我.{0,20}(?:一下|吧)?[。！？]?$", r"\b(?:can you |please )?update (?:it|them|the \w+|this)\b(?! rule)"),
     # A one-off request: a sentence that opens on an action on something at hand ("Write the apology email in a
     # formal tone", "Tell me a joke"). Rules open on verbs too ("Use pnpm"), so this only weighs against.
     "action": _rx(
@@ -303,7 +320,7 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
     # not a rule for later (a restated rule says the rule again: "I said pnpm! Never npm in this repo").
     "correction": _rx(
         r"^\s*no[,.!]\s", r"\bthat'?s (?:wrong|not (?:it|right|what))\b", r"\b(?:revert|undo|roll back)\b", r"\bwrong (?:file|one|place)\b",
-        r"\bnever mind\b", r"\bit works now\b", r"不对|错了|不是这个|撤销|改回去|算了"),
+        r"\bnever mind\b", r"\bit works now\b", r"不对|错了|不是这个|撤销|改回去|算了(?![，,].{0,30}(?:以后|改成|换成|还是|直接))"),
     # A definite reference to one thing at hand ("instead of the assert", "this loop"): a change to it, not a rule.
     "specific": _rx(
         r"\b(?:the|this|that|these|those)\s+(?:assert(?:ion)?|function|line|loop|variable|bug|error|button|component|"
@@ -316,6 +333,23 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"^\s*(?:(?:ok(?:ay)?|so|now|today|alright|right)[,!]?\s+)*let'?s\s+(?!(?:use|stick|keep|agree|always|never|not|"
         r"avoid|switch|say|go with|make it|drop|skip|stop|write all|only)\b)\w+",
         r"^\s*(?:我们|咱们)(?:先|来|今天)?(?:把|来|先)", r"^\s*今天(?:主要|先|想)"),
+    # A statement of how things are (the API, the service, the user's week), not a request to the assistant:
+    # "From now on the API returns 404 for missing users", "For the rest of the week I'm on call".
+    "fact": _rx(
+        r"\b(?:the|this|our)\s+(?:api|service|endpoint|app|site|config|ci|cron|team|tests?)\s+(?:returns?|is|are|uses?|runs?|"
+        r"loads?|has|lives?|live)\b", r"\bi'?m (?:on call|training|going to be|moving|travel)", r"\bthe team is\b",
+        r"(?:团队|公司|我们)(?:已经|现在)?(?:改用|换成|换用)[^，。]{1,20}了"),
+    # How a thing being built behaves ("the modal should always close on Escape", "弹窗按 Esc 的时候一律关闭"):
+    # a spec for the code, not a rule for the assistant.
+    "behaviour": _rx(
+        r"(?:弹窗|窗口|账号|用户|接口|请求|按钮|页面|导出|定时任务|提示条|输入框|重试|超时|健康检查|组件|探针|状态|数据|表单|金额|价格|"
+        r"手机号|卡号|Excel|CSV)[^，。；！？]{0,12}(?:一律|永远|每次|都要|必须|都)",
+        r"\b(?:the|this|each|every)\s+(?:modal|button|request|row|cron|job|retry|health check|endpoint|api|page|window|field|"
+        r"user|account|script|parser|function|query|column)\b[^.?!]{0,40}\b(?:always|never|must|should|every)\b"),
+    # A rule inside quotation marks (a system prompt, a linter, someone's requirement): quoted, not the user's.
+    "quoted_rule": _rx(
+        r"[\"“「][^\"”」]{0,200}(?:\balways\b|\bnever\b|\bonly\b|\bmust\b|\bdon'?t\b|\bdo not\b|不要|必须|不许|一律|别|不能|只用)"
+        r"[^\"”」]{0,200}[\"”」]"),
     "meta": _rx(
         r"\bdo you (?:remember|keep|have|store|retain)\b", r"\bcan you (?:remember|enforce|keep track|actually|change your)\b",
         r"\bhow do you (?:decide|choose|know)\b", r"\bwhat happens\b", r"\bare you able\b", r"\byour (?:memory|personality)\b",
@@ -341,7 +375,7 @@ def cue_hits(text: str) -> dict[str, bool]:
 
 
 _NEGATING = ("one_off", "q_about", "reported", "hypothetical", "past", "task", "meta", "code", "action", "correction",
-             "specific", "proposal")
+             "specific", "proposal", "fact", "quoted_rule", "behaviour")
 # What makes a sentence a rule for later rather than a request for now: a time or scope, a universal ("every",
 # "always", "never"), a restated or lifted rule, or a subject that only makes sense as standing (how replies
 # look, sound or are worded). A sentence with none of these ("just force push to main and skip the tests") is
@@ -355,9 +389,17 @@ def _plain_question(text: str) -> bool:
     return bool(_QUESTION.search(text)) and not POSITIVE["q_request"].search(text)
 
 
+def inside_quote(unit: Unit, prompt: str) -> bool:
+    """Whether ``unit`` starts inside quotation marks opened earlier on its line (a quoted system prompt or
+    requirement split into sentences: 'Never use emojis."' is the quote's second sentence, not the user's rule)."""
+    line = prompt[prompt.rfind("\n", 0, unit.start) + 1: unit.start]
+    return line.count('"') % 2 == 1 or line.count("“") > line.count("”") or line.count("「") > line.count("」")
+
+
 def features(unit: Unit, prompt: str, n_units: int) -> list[float]:
     """One row of :data:`FEATURE_NAMES` for ``unit`` of ``prompt``."""
     hits = cue_hits(unit.text)
+    hits["quoted_rule"] = hits["quoted_rule"] or inside_quote(unit, prompt)
     question = _plain_question(unit.text)
     content = sum(hits[c] for c in _CONTENT)
     framing = sum(hits[c] for c in _FRAMING)
@@ -386,7 +428,9 @@ _PREFACE_TALK = _rx(
 def trim_preface(text: str) -> int:
     """How many leading characters of a rule sentence are a preface to drop ("Quick heads up before we start:",
     "Hey, before we dive in —"): talk about the rule with no scope or content of its own, followed by the rule.
-    The longest such preface wins; 0 keeps the sentence whole."""
+    The longest such preface wins, each of its parts talk itself: "Quick request before we start: give distances
+    in kilometres, not miles, ..." drops the first part only (the part after it is the rule). 0 keeps the
+    sentence whole."""
     cut = 0
     for m in _PREFACE_SEP.finditer(text):
         left, right = text[: m.start()], text[m.end():]
@@ -397,8 +441,9 @@ def trim_preface(text: str) -> int:
                                           "replace", "every_reply")):
             break  # the left part already says something about the rule: it is part of it
         right_says = any(rh[c] for c in _CONTENT) or rh["always_never"] or rh["imperative"] or rh["q_request"]
-        if right_says and _PREFACE_TALK.search(left):
-            cut = m.end()
+        if not (right_says and _PREFACE_TALK.search(text[cut: m.start()])):
+            break  # this part is not talk about the rule: the rule starts at the last cut
+        cut = m.end()
     return cut
 
 
@@ -482,6 +527,7 @@ _WORK_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("force push", _rx(r"\bforce[- ]push", r"force push")),
     ("branch naming", _rx(r"\bbranch(?:es)? (?:like|nam)", r"\bname branches\b", r"分支(?:名|命名)")),
     ("changelog", _rx(r"\bchangelog\b", r"CHANGELOG")),
+    ("logging", _rx(r"\blogg(?:ing|er)\b", r"\blog(?:ging)? (?:library|lib)\b", r"日志(?:库|统一|都用|改用)")),
     ("new dependencies", _rx(r"\b(?:new )?dependenc(?:y|ies)\b", r"\bnew packages\b", r"依赖|新包")),
     ("lockfile", _rx(r"\block ?file\b", r"lock 文件")),
     ("secrets", _rx(r"\bsecrets?\b", r"\btokens?\b", r"密钥")),
@@ -499,8 +545,9 @@ _LIB = re.compile(
     r"pytest|unittest|jest|vitest|mocha|click|argparse|httpx|requests|seaborn|matplotlib|plotly|tokio|async-std|typescript|"
     r"tailwind|bootstrap|redux|vuex|django|flask|fastapi|express|orm|sqlalchemy|class components|vendor/|migrations|"
     r"unwrap|unsafe|select \*|kubectl apply|print\(\)|print|master|whitelist|blacklist|allowlist|terraform apply|"
-    r"docker|conda|venv|black|prettier|eslint)\b", _I)
+    r"docker|conda|venv|black|prettier|eslint|pino|winston|bunyan|logrus|zap|zerolog|loguru|structlog|log4j|slf4j)\b", _I)
 _LIB_ZH = re.compile(r"(pandas|numpy|polars|lodash|axios|moment|dayjs|npm|pnpm|yarn|bun|helm|kustomize|pytest|unittest|"
+                     r"pino|winston|logrus|zap|loguru|"
                      r"seaborn|matplotlib|unwrap|unsafe|SELECT \*|kubectl apply|print|master|白名单|黑名单|migrations|vendor)", _I)
 
 

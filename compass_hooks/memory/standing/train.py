@@ -1,7 +1,8 @@
 """Reproducible training of the standing-instruction detector: ``compass-hook instructions train``.
 
-Data: ``memory/standing/data/detect_dev.jsonl`` (package data, so a retrain for another embedding model works
-from an installed wheel; 828 hand-written prompts, EN and ZH, schema in tests/data/instructions/README.md).
+Data: ``memory/standing/data/detect_dev.jsonl`` and ``detect_dev_more.jsonl`` (package data, so a retrain for
+another embedding model works from an installed wheel; hand-written prompts, EN and ZH, schema and provenance in
+tests/data/instructions/README.md).
 The held-out split (tests/data/instructions/detect_heldout.jsonl) is never read here.
 
 Steps, all deterministic (no randomness but the fold assignment, seed 0):
@@ -40,6 +41,7 @@ from . import cues
 from .detect import REVOKE_FEATURES, SCOPE_FEATURES, Head, Weights, detect, sub_features, unit_matrix
 
 DEV_SET = Path(__file__).resolve().parent / "data" / "detect_dev.jsonl"
+DEV_SETS = (DEV_SET, DEV_SET.with_name("detect_dev_more.jsonl"))
 SEED = 0
 FOLDS = 5
 HASH_DIM = 4096
@@ -71,6 +73,11 @@ def load(path: Path = DEV_SET) -> list[dict[str, Any]]:
         row.setdefault("scenario", f"line-{n}")
         out.append(row)
     return out
+
+
+def load_dev(files: Sequence[Path] = DEV_SETS) -> list[dict[str, Any]]:
+    """The dev files together (their ids and scenarios are disjoint)."""
+    return [it for f in files for it in load(f)]
 
 
 def unit_labels(items: Sequence[dict[str, Any]]) -> tuple[list[list[cues.Unit]], list[int], list[int]]:
@@ -165,7 +172,7 @@ def _fit_plain(X: np.ndarray, y: np.ndarray, names: list[str], folds: list[np.nd
 
 
 def train(items: list[dict[str, Any]], embed: Callable[[list[str]], np.ndarray], model_name: str, dim: int,
-          source: str = DEV_SET.name) -> Weights:
+          source: str | Sequence[str] = tuple(f.name for f in DEV_SETS)) -> Weights:
     d = _Data(items, embed)
     # Fold by scenario over prompts, then carry each prompt's fold to its sentences.
     pfolds = group_folds([it["scenario"] for it in items], FOLDS, SEED)
@@ -198,7 +205,7 @@ def train(items: list[dict[str, Any]], embed: Callable[[list[str]], np.ndarray],
     digest = hashlib.sha256("\n".join(f"{it['text']}\t{it['label']}\t{it.get('rule')}" for it in items)
                             .encode()).hexdigest()[:16]
     w.meta = {
-        "trained_on": {"file": source, "items": len(items), "sentences": int(len(d.y)), "sha256_16": digest},
+        "trained_on": {"file": source if isinstance(source, str) else list(source), "items": len(items), "sentences": int(len(d.y)), "sha256_16": digest},
         "method": (f"per sentence: L2 logistic (IRLS, l2={L2}) over {len(cues.FEATURE_NAMES)} cue features + a stacked "
                    f"ridge probe (hashed word/char n-grams {HASH_DIM} + embedding x{EMBED_SCALE}, lambda={LAMBDA}); "
                    f"prompt = best sentence; threshold = lowest with {FOLDS}-fold (grouped by scenario, seed {SEED}) "

@@ -73,6 +73,9 @@ def test_preface_is_trimmed_only_when_it_says_nothing_of_the_rule():
     assert s[cues.trim_preface(s):] == "no pandas in this codebase, ever."
     kept = "A few ground rules for this project: ask before you run migrations."
     assert cues.trim_preface(kept) == 0
+    # Only the talk is dropped, not the rule's first clause after it ("give distances in kilometres").
+    s = "Quick request before we start: give distances in kilometres, not miles, in all your replies."
+    assert s[cues.trim_preface(s):] == "give distances in kilometres, not miles, in all your replies."
 
 
 @pytest.mark.parametrize("text, scope", [
@@ -237,6 +240,38 @@ def test_a_compaction_under_a_new_session_id_carries_the_session_rules(core, rep
     assert "no bullet lists" not in start.get("additionalContext", "")
 
 
+@pytest.mark.parametrize("new_id", [False, True], ids=["same-id", "new-id"])
+def test_a_compaction_keeps_the_session_rules_whether_or_not_the_id_changes(core, repo, new_id):
+    """Claude Code 2.1.328 keeps the session id through /compact; other versions give the compacted session a new
+    one (PreCompact still sees the old id). Either way the brief and the next prompt carry the session's rules,
+    once, and another session's rules stay out."""
+    say(core, repo, "For the rest of this session, no bullet lists please.", "s1", 0)
+    say(core, repo, "For the rest of this session, answer in French.", "other", 0)
+    after = "s2" if new_id else "s1"
+    base = {"cwd": str(repo), "transcript_path": None}
+    handlers.handle(core, "PreCompact", {**base, "hook_event_name": "PreCompact", "session_id": "s1", "trigger": "auto"})
+    brief = handlers.handle(core, "SessionStart", {**base, "hook_event_name": "SessionStart", "session_id": after,
+                                                   "source": "compact"})["additionalContext"]
+    assert "no bullet lists" in rules_block(brief) and "French" not in brief
+    assert rules_block(brief).count("no bullet lists") == 1
+    later = rules_block(say(core, repo, "What is a monad?", after, 1))
+    assert "no bullet lists" in later and "French" not in later
+    assert len(active.visible(core.store, str(repo), after)) == 1
+
+
+def test_a_rule_lifted_after_a_compaction_does_not_come_back_from_the_session_before_it(core, repo):
+    say(core, repo, "For the rest of this session, no bullet lists please.", "a", 0)
+    base = {"cwd": str(repo), "transcript_path": None}
+    handlers.handle(core, "PreCompact", {**base, "hook_event_name": "PreCompact", "session_id": "a", "trigger": "auto"})
+    handlers.handle(core, "SessionStart", {**base, "hook_event_name": "SessionStart", "session_id": "b",
+                                           "source": "compact"})
+    say(core, repo, "Bullet lists are fine again.", "b", 1)
+    assert rules_block(say(core, repo, "What is a monad?", "b", 2)) == ""
+    # b continues under yet another id, and c's transcript still names a: the lifted rule stays lifted.
+    assert standing.continue_session(core, str(repo), "c", "resume", ["a", "b"]) == []
+    assert rules_block(say(core, repo, "What is a functor?", "c", 3)) == ""
+
+
 # --------------------------------------------------------------------------- hooks
 
 
@@ -332,11 +367,49 @@ def test_a_prompt_waits_only_for_its_own_sessions_captures(core, repo):
 def test_the_dev_set_and_weights_ship_in_the_package_and_the_held_out_set_does_not():
     import tomllib
 
+    from compass_hooks.memory.standing import train
+
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert set(data["compass_hooks.memory.standing"]) == {"data/*.jsonl", "weights/*.json"}
     pkg = ROOT / "compass_hooks" / "memory" / "standing"
-    assert (pkg / "data" / "detect_dev.jsonl").is_file() and (pkg / "weights" / "minilm.json").is_file()
+    assert all(f.is_file() for f in train.DEV_SETS) and (pkg / "weights" / "minilm.json").is_file()
     assert not list(pkg.rglob("*heldout*")) and (ROOT / "tests" / "data" / "instructions" / "detect_heldout.jsonl").is_file()
+
+
+def _terms(text: str) -> set[str]:
+    """Lowercase words and Chinese character bigrams (what the leak check compares)."""
+    low = text.lower()
+    han = "".join(re.findall(r"[\u3400-\u9fff]", low))
+    return set(re.findall(r"[a-z0-9]+", low)) | {han[i:i + 2] for i in range(len(han) - 1)}
+
+
+def test_the_dev_files_do_not_leak_into_the_held_out_sets():
+    """Dev prompts share no id or scenario with the held-out detector split, and none is a near copy (word /
+    bigram Jaccard >= 0.6) of a held-out prompt or of a user turn of a held-out conversation."""
+    from compass_hooks.memory.standing import train
+
+    data = ROOT / "tests" / "data" / "instructions"
+    dev = train.load_dev()
+    held = [json.loads(line) for line in (data / "detect_heldout.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len({r["id"] for r in dev}) == len(dev)
+    assert not {r["id"] for r in dev} & {r["id"] for r in held}
+    assert not {r["scenario"] for r in dev} & {r["scenario"] for r in held}
+    texts = [r["text"] for r in held]
+    for line in (data / "retention_heldout.jsonl").read_text(encoding="utf-8").splitlines():
+        texts += [t["text"] for t in json.loads(line)["turns"] if t["role"] == "user"]
+    index: dict[str, list[int]] = {}
+    held_terms = [_terms(t) for t in texts]
+    for i, terms in enumerate(held_terms):
+        for t in terms:
+            index.setdefault(t, []).append(i)
+    leaks = []
+    for r in dev:
+        mine = _terms(r["text"])
+        near = {i for t in mine for i in index.get(t, ())}
+        best = max((len(mine & held_terms[i]) / len(mine | held_terms[i]) for i in near), default=0.0)
+        if best >= 0.6:
+            leaks.append(r["id"])
+    assert leaks == []
 
 
 def test_instructions_list_cli(cli_runner, repo, monkeypatch):
