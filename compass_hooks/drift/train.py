@@ -33,8 +33,9 @@ from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, gro
 from .probe import LAMBDA, SCALES, block_matrices, fit_dual, sparse_rows
 
 DEV_DIR = Path(__file__).resolve().parent / "data"
-# drift_dev.jsonl: the first dev set (EN/ZH, 763); drift_dev_ml.jsonl: the dev split of the multilingual set.
-DEV_SETS = (DEV_DIR / "drift_dev.jsonl", DEV_DIR / "drift_dev_ml.jsonl")
+# drift_dev.jsonl: the first dev set (EN/ZH, 763); drift_dev_ml.jsonl: the dev split of the multilingual set;
+# drift_dev_ml2.jsonl: the second round of multilingual dev prompts (tests/data/drift_ml2/, dev only).
+DEV_SETS = (DEV_DIR / "drift_dev.jsonl", DEV_DIR / "drift_dev_ml.jsonl", DEV_DIR / "drift_dev_ml2.jsonl")
 SEED = 0
 FOLDS = 5
 L2 = 10.0  # chosen by dev cross-validation
