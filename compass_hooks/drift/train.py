@@ -42,7 +42,7 @@ L2 = 10.0  # chosen by dev cross-validation
 TARGET_FPR = 0.03
 PLATT_PRIOR = 5.0  # pull of a language's Platt scaling towards the shared one (dev CV)
 MIN_CLASS = 20  # a language needs this many dev items of each class for a calibration of its own
-BLOCKS = ("char", "word", "concept", "embed")
+BLOCKS = ("char", "word", "concept", "local", "embed")
 
 
 def load_labelled(path: Path) -> list[dict[str, Any]]:
