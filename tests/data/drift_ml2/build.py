@@ -38,6 +38,14 @@ _TRIGGERS = re.compile(
     re.IGNORECASE)
 
 
+SHARED_FROM = 300  # numbers from here on are one situation written in all seven languages: one scenario id
+
+
+def _scenario(lang: str, num: int) -> str:
+    """Cross-language siblings numbered >= SHARED_FROM share their id, so the dev folds keep them together."""
+    return f"ml2-x{num:03d}" if num >= SHARED_FROM else f"ml2-{lang}-{num:03d}"
+
+
 def parse() -> list[dict]:
     rows = []
     for lang in LANGS:
@@ -49,7 +57,7 @@ def parse() -> list[dict]:
                 raise SystemExit(f"{lang}.txt:{n}: bad line {line!r}")
             label = int(code in DRIFT)
             rows.append({"text": text.strip(), "label": label, "category": CODES[code], "lang": lang,
-                         "scenario": f"ml2-{lang}-{int(num):03d}",
+                         "scenario": _scenario(lang, int(num)),
                          "keyword_free": bool(label or code == "H") and not _TRIGGERS.search(text)
                          if code in DRIFT or code == "H" else False})
     return rows
