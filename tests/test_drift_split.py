@@ -58,4 +58,5 @@ def test_second_round_is_built_and_checked():
     assert result.returncode == 0, result.stderr
     rows = _rows(ROOT / "compass_hooks" / "drift" / "data" / "drift_dev_ml2.jsonl")
     assert len(rows) >= 1200 and {r["lang"] for r in rows} == set(LANGS)
-    assert all(r["scenario"].startswith((f"ml2-{r['lang']}-", "ml2-x")) for r in rows)
+    assert all(r["scenario"].startswith("ml2-") for r in rows)
+    assert len({r["scenario"] for r in rows}) < len(rows) / 4  # cross-language siblings share a scenario
