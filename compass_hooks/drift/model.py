@@ -90,9 +90,9 @@ class LogisticModel:
     def to_json(self) -> dict[str, Any]:
         extra: dict[str, Any] = {}
         if self.probe_w is not None:
-            from .probe import CHAR_DIM, CONCEPT_DIM, LAMBDA, WORD_DIM
+            from .probe import CHAR_DIM, CONCEPT_DIM, LAMBDA, LOCAL_DIM, WORD_DIM
 
-            extra["probe"] = {"char_dim": CHAR_DIM, "word_dim": WORD_DIM, "concept_dim": CONCEPT_DIM,
+            extra["probe"] = {"char_dim": CHAR_DIM, "word_dim": WORD_DIM, "concept_dim": CONCEPT_DIM, "local_dim": LOCAL_DIM,
                               "scales": self.probe_scales, "lambda": LAMBDA, "bias": float(self.probe_b),
                               "weights_f32_b64": _b64(self.probe_w)}
         return {
@@ -119,9 +119,10 @@ class LogisticModel:
                     if k not in ("features", "bias", "threshold", "schema_version", "probe", "languages")}
             probe = data.get("probe")
             if probe is not None:
-                from .probe import CHAR_DIM, CONCEPT_DIM, WORD_DIM
+                from .probe import CHAR_DIM, CONCEPT_DIM, LOCAL_DIM, WORD_DIM
 
-                if (probe["char_dim"], probe["word_dim"], probe["concept_dim"]) != (CHAR_DIM, WORD_DIM, CONCEPT_DIM):
+                if (probe["char_dim"], probe["word_dim"], probe["concept_dim"], probe.get("local_dim", 0)) != (
+                        CHAR_DIM, WORD_DIM, CONCEPT_DIM, LOCAL_DIM):
                     raise KeyError("probe (block sizes differ from this version)")
             return cls(
                 features=[f["name"] for f in feats],

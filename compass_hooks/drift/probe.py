@@ -8,6 +8,9 @@ phrasing the hand-written cues and anchors do not cover, in every language:
 - word uni- and bigrams over crude stems (the first 6 letters of a Latin-script word);
 - concepts: the cue families that fired, their pairs (a destroying verb with a valuable target, a claim with
   "without running"), and the language: shared by all languages, so English phrasing teaches Spanish;
+- local: the same character and word n-grams again, hashed together with the prompt's language, so each
+  language can weigh its own phrasing on top of what all languages share ("frustratingly easy" domain
+  adaptation: the shared blocks carry what transfers, this one what does not; dev CV +0.003 AUC);
 - the sentence embedding, zero where the embedding model does not cover the prompt's language.
 
 Each block is L2-normalised per text and weighted (``SCALES``, chosen by dev cross-validation). Hashing uses
@@ -30,9 +33,11 @@ from .lang import LANGS
 CHAR_DIM = 8192
 WORD_DIM = 4096
 CONCEPT_DIM = 1024
-HASH_DIM = CHAR_DIM + WORD_DIM + CONCEPT_DIM
+LOCAL_DIM = 8192
+HASH_DIM = CHAR_DIM + WORD_DIM + CONCEPT_DIM + LOCAL_DIM
+HASHED = ("char", "word", "concept", "local")
 LAMBDA = 1.0  # ridge penalty (chosen by dev CV)
-SCALES = {"char": 1.0, "word": 1.0, "concept": 1.0, "embed": 0.5}  # block weights (chosen by dev CV)
+SCALES = {"char": 1.0, "word": 1.0, "concept": 1.0, "local": 1.0, "embed": 0.5}  # block weights (chosen by dev CV)
 MAX_PROBE_CHARS = 4000  # a pasted log adds nothing the first pages do not; keeps the n-grams cheap
 STEM = 6
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]")
@@ -60,18 +65,31 @@ def _bucket(gram: str, dim: int) -> int:
     return zlib.crc32(gram.encode()) % dim
 
 
-def char_indices(norm: str) -> set[int]:
+def char_grams(norm: str) -> set[str]:
     s = f" {norm} "
-    out = {_bucket(s[i:i + n], CHAR_DIM) for n in (2, 3, 4) for i in range(len(s) - n + 1)}
-    out.update(_bucket(ch, CHAR_DIM) for ch in _CJK.findall(norm))
+    out = {s[i:i + n] for n in (2, 3, 4) for i in range(len(s) - n + 1)}
+    out.update(_CJK.findall(norm))
     return out
+
+
+def word_grams(norm: str) -> set[str]:
+    words = [w[:STEM] for w in _LATIN_WORD.findall(_CJK.sub(" ", norm))]
+    out = {"w" + w for w in words}
+    out.update(f"b{a} {b}" for a, b in zip(words, words[1:]))
+    return out
+
+
+def char_indices(norm: str) -> set[int]:
+    return {_bucket(g, CHAR_DIM) for g in char_grams(norm)}
 
 
 def word_indices(norm: str) -> set[int]:
-    words = [w[:STEM] for w in _LATIN_WORD.findall(_CJK.sub(" ", norm))]
-    out = {_bucket("w" + w, WORD_DIM) for w in words}
-    out.update(_bucket(f"b{a} {b}", WORD_DIM) for a, b in zip(words, words[1:]))
-    return out
+    return {_bucket(g, WORD_DIM) for g in word_grams(norm)}
+
+
+def local_indices(chars: set[str], words: set[str], lang: str) -> set[int]:
+    """The n-grams hashed with the language: "en|del" and "de|del" are different features."""
+    return {_bucket(f"{lang}|{g}", LOCAL_DIM) for grams in (chars, words) for g in grams}
 
 
 def concept_indices(cues: Sequence[bool], lang: str) -> set[int]:
@@ -84,11 +102,14 @@ def concept_indices(cues: Sequence[bool], lang: str) -> set[int]:
     return out
 
 
-def sparse_rows(texts: Sequence[str], langs: Sequence[str], cue_rows: np.ndarray) -> list[tuple[set[int], set[int], set[int]]]:
+def sparse_rows(texts: Sequence[str], langs: Sequence[str], cue_rows: np.ndarray
+                ) -> list[tuple[set[int], set[int], set[int], set[int]]]:
     rows = []
     for t, lang, cues in zip(texts, langs, cue_rows):
         norm = normalise(t)
-        rows.append((char_indices(norm), word_indices(norm), concept_indices(cues, lang)))
+        chars, words = char_grams(norm), word_grams(norm)
+        rows.append(({_bucket(g, CHAR_DIM) for g in chars}, {_bucket(g, WORD_DIM) for g in words},
+                     concept_indices(cues, lang), local_indices(chars, words, lang)))
     return rows
 
 
@@ -96,9 +117,9 @@ def block_matrices(rows, vectors: np.ndarray, embedding_on: np.ndarray) -> dict[
     """Dense, row-normalised blocks (training only; scoring uses ``score_rows``)."""
     n = len(rows)
     mats = {"char": np.zeros((n, CHAR_DIM), np.float32), "word": np.zeros((n, WORD_DIM), np.float32),
-            "concept": np.zeros((n, CONCEPT_DIM), np.float32)}
+            "concept": np.zeros((n, CONCEPT_DIM), np.float32), "local": np.zeros((n, LOCAL_DIM), np.float32)}
     for i, parts in enumerate(rows):
-        for name, idx in zip(("char", "word", "concept"), parts):
+        for name, idx in zip(HASHED, parts):
             if idx:
                 mats[name][i, list(idx)] = 1.0 / np.sqrt(len(idx))
     mats["embed"] = np.asarray(vectors, np.float32) * np.asarray(embedding_on, np.float32)[:, None]
@@ -106,7 +127,7 @@ def block_matrices(rows, vectors: np.ndarray, embedding_on: np.ndarray) -> dict[
 
 
 def design(mats: dict[str, np.ndarray], scales: dict[str, float] = SCALES) -> np.ndarray:
-    return np.hstack([scales[k] * mats[k] for k in ("char", "word", "concept", "embed")]).astype(np.float64)
+    return np.hstack([scales[k] * mats[k] for k in HASHED + ("embed",)]).astype(np.float64)
 
 
 def fit_dual(K: np.ndarray, y: np.ndarray, lam: float = LAMBDA) -> tuple[np.ndarray, float]:
@@ -118,13 +139,14 @@ def fit_dual(K: np.ndarray, y: np.ndarray, lam: float = LAMBDA) -> tuple[np.ndar
 def score_rows(rows, vectors: np.ndarray, embedding_on: np.ndarray, w: np.ndarray, b: float,
                scales: dict[str, float] = SCALES) -> np.ndarray:
     """Probe scores from the sparse rows: the dot product without building the dense design."""
-    wc, ww = w[:CHAR_DIM], w[CHAR_DIM:CHAR_DIM + WORD_DIM]
-    wk, we = w[CHAR_DIM + WORD_DIM:HASH_DIM], w[HASH_DIM:]
+    ends = np.cumsum([CHAR_DIM, WORD_DIM, CONCEPT_DIM, LOCAL_DIM])
+    parts = np.split(w[:HASH_DIM], ends[:-1])
+    we = w[HASH_DIM:]
     out = np.empty(len(rows))
     emb = (np.asarray(vectors, np.float64) @ we) * np.asarray(embedding_on, np.float64) * scales["embed"]
-    for i, (ci, wi, ki) in enumerate(rows):
+    for i, row in enumerate(rows):
         s = 0.0
-        for idx, wv, name in ((ci, wc, "char"), (wi, ww, "word"), (ki, wk, "concept")):
+        for idx, wv, name in zip(row, parts, HASHED):
             if idx:
                 s += scales[name] * float(wv[list(idx)].sum()) / np.sqrt(len(idx))
         out[i] = s + emb[i] + b

@@ -33,8 +33,9 @@ from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, gro
 from .probe import LAMBDA, SCALES, block_matrices, fit_dual, sparse_rows
 
 DEV_DIR = Path(__file__).resolve().parent / "data"
-# drift_dev.jsonl: the first dev set (EN/ZH, 763); drift_dev_ml.jsonl: the dev split of the multilingual set.
-DEV_SETS = (DEV_DIR / "drift_dev.jsonl", DEV_DIR / "drift_dev_ml.jsonl")
+# drift_dev.jsonl: the first dev set (EN/ZH, 763); drift_dev_ml.jsonl: the dev split of the multilingual set;
+# drift_dev_ml2.jsonl: the second round of multilingual dev prompts (tests/data/drift_ml2/, dev only).
+DEV_SETS = (DEV_DIR / "drift_dev.jsonl", DEV_DIR / "drift_dev_ml.jsonl", DEV_DIR / "drift_dev_ml2.jsonl")
 DEV_SET_NAMES = tuple(f.name for f in DEV_SETS)
 SEED = 0
 FOLDS = 5
@@ -42,7 +43,7 @@ L2 = 10.0  # chosen by dev cross-validation
 TARGET_FPR = 0.03
 PLATT_PRIOR = 5.0  # pull of a language's Platt scaling towards the shared one (dev CV)
 MIN_CLASS = 20  # a language needs this many dev items of each class for a calibration of its own
-BLOCKS = ("char", "word", "concept", "embed")
+BLOCKS = ("char", "word", "concept", "local", "embed")
 
 
 def load_labelled(path: Path) -> list[dict[str, Any]]:

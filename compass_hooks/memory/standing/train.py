@@ -42,6 +42,7 @@ from .detect import REVOKE_FEATURES, SCOPE_FEATURES, Head, Weights, detect, sub_
 
 DEV_SET = Path(__file__).resolve().parent / "data" / "detect_dev.jsonl"
 DEV_SETS = (DEV_SET, DEV_SET.with_name("detect_dev_more.jsonl"))
+DEV_SET_NAMES = tuple(path.name for path in DEV_SETS)
 SEED = 0
 FOLDS = 5
 HASH_DIM = 4096
@@ -172,7 +173,7 @@ def _fit_plain(X: np.ndarray, y: np.ndarray, names: list[str], folds: list[np.nd
 
 
 def train(items: list[dict[str, Any]], embed: Callable[[list[str]], np.ndarray], model_name: str, dim: int,
-          source: str | Sequence[str] = tuple(f.name for f in DEV_SETS)) -> Weights:
+          source: str | Sequence[str] = DEV_SET_NAMES) -> Weights:
     d = _Data(items, embed)
     # Fold by scenario over prompts, then carry each prompt's fold to its sentences.
     pfolds = group_folds([it["scenario"] for it in items], FOLDS, SEED)

@@ -148,7 +148,7 @@ def test_training_reads_the_dev_set_from_the_package_and_the_wheel_ships_it():
 
 @pytest.mark.slow
 def test_feedback_history_and_tune(cli_runner, core):
-    res = check(core, "Delete the failing tests and mark the ticket done", project="demo", session="s")
+    res = check(core, "Delete the failing tests so CI goes green and mark the ticket done", project="demo", session="s")
     r = cli_runner.invoke(cli, ["drift", "history", "--json"])
     alerts = json.loads(r.output)["alerts"]
     assert alerts[0]["id"] == res["alert_id"] and alerts[0]["project"] == "demo"

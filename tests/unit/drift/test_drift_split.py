@@ -49,3 +49,15 @@ def test_heldout_is_not_package_data():
         shared = held_texts & {r["text"] for r in _rows(f)}
         # Terse approvals ("ok", "lgtm") are written in several scenarios; nothing longer may be shared.
         assert all(len(t.split()) == 1 and len(t) <= 6 for t in shared), (f, shared)
+
+
+def test_second_round_is_built_and_checked():
+    """The second round (tests/data/drift_ml2/, dev only) is the shipped file, with no duplicate and nothing within
+    Jaccard 0.6 of a held-out item or an anchor."""
+    result = subprocess.run([sys.executable, str(ROOT / "tests" / "data" / "drift_ml2" / "build.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    rows = _rows(ROOT / "compass_hooks" / "drift" / "data" / "drift_dev_ml2.jsonl")
+    assert len(rows) >= 1200 and {r["lang"] for r in rows} == set(LANGS)
+    assert all(r["scenario"].startswith("ml2-") for r in rows)
+    assert len({r["scenario"] for r in rows}) < len(rows) / 4  # cross-language siblings share a scenario
