@@ -6,7 +6,7 @@ import datetime as dt
 
 import click
 
-from . import echo_json
+from . import call_service, echo_json
 
 
 @click.group("drift")
@@ -20,13 +20,7 @@ def drift() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the alerts as JSON.")
 def history_cmd(limit: int, project: str | None, as_json: bool) -> None:
     """List stored drift alerts: time, project, session, score, category, feedback."""
-    from ..service import get_service
-
-    service = get_service()
-    try:
-        alerts = service.call("drift_history", limit=limit, project=project)["alerts"]
-    finally:
-        service.close()
+    alerts = call_service("drift_history", limit=limit, project=project)["alerts"]
     if as_json:
         echo_json({"alerts": alerts})
         return
