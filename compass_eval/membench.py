@@ -115,10 +115,11 @@ def corpus_texts(path: str | Path) -> list[str]:
 
 
 def fill_store(core: CoreLike, n: int, project: str = "bench", batch: int = 5000,
-               corpus: Sequence[str] | None = None) -> float:
+               corpus: Sequence[str] | None = None, progress: Callable[[int], None] | None = None) -> float:
     """Write ``n`` memories with random unit vectors straight into the store (bypassing the model, which
     is not what is measured here): synthetic short turns from a 60-word vocabulary (a worst case for
-    FTS5: nearly every row matches every query word), or ``corpus`` texts cycled. Returns seconds."""
+    FTS5: nearly every row matches every query word), or ``corpus`` texts cycled. ``progress`` is called with
+    the number of memories each batch wrote (a progress bar's ``update``). Returns seconds."""
     rng = np.random.default_rng(1)
     texts = short_turns(n, seed=1) if not corpus else [f"{corpus[i % len(corpus)]} #{i}" for i in range(n)]
     dim = core.embedder.dim
@@ -130,6 +131,8 @@ def fill_store(core: CoreLike, n: int, project: str = "bench", batch: int = 5000
                   "source": "import", "embedding": v, "model": core.embedder.name}
                  for i, (t, v) in enumerate(zip(texts[start : start + batch], vecs))]
         capture.store_items(core, items)
+        if progress is not None:
+            progress(len(items))
     return time.perf_counter() - t0
 
 

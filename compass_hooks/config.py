@@ -211,6 +211,7 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
 
 
 def _toml_value(value: Any) -> str:
+    """``value`` as TOML text: how the validation hint shows a key's default ("fix it (default: ...)")."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -220,18 +221,3 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise ConfigError(f"cannot write {value!r} to TOML")
-
-
-def save_config(cfg: Config, path: Path) -> None:
-    """Write only the values that differ from the defaults (atomic replace)."""
-    lines: list[str] = []
-    for section, values in cfg.data.items():
-        changed = {k: v for k, v in values.items() if v != DEFAULTS[section][k] and v is not None}
-        if changed:
-            lines.append(f"[{section}]")
-            lines.extend(f"{k} = {_toml_value(v)}" for k, v in changed.items())
-            lines.append("")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines), encoding="utf-8")
-    os.replace(tmp, path)

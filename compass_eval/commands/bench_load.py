@@ -288,6 +288,10 @@ def bench_load(sessions: int, seconds: float, model: str | None, keep: bool, int
     """
     from compass_hooks.cli import echo_json
 
+    click.echo(f"bench load: {sessions} session{'s' if sessions != 1 else ''} sending prompts through the "
+               f"UserPromptSubmit hook for {seconds:g} s with {'model ' + model if model else 'the configured model'}"
+               f"{', --' + interrupt if interrupt else ''}, in a throw-away data dir (then up to "
+               f"{CAPTURE_WAIT_S:g} s waiting for the captures)", err=True)
     out = run_load(sessions, seconds, model=model, keep=keep, interrupt=interrupt)
     if as_json:
         echo_json(out)

@@ -34,6 +34,11 @@ def _temp_core() -> Iterator[Core]:
             core.close()
 
 
+def _phase(text: str) -> None:
+    """One line on stderr as a phase of `bench recall` starts (stdout is the figures, or JSON)."""
+    click.echo(f"bench recall: {text}", err=True)
+
+
 def _sizes(text: str) -> list[int]:
     try:
         sizes = [int(s.replace("_", "").replace("k", "000")) for s in text.split(",") if s.strip()]
@@ -58,15 +63,22 @@ def bench_recall(sizes: str, e2e_size: int, queries: int, float16: bool, as_json
 
     from .. import membench as bench
 
+    rows = _sizes(sizes)
     rss0 = bench.rss_mb()
     with _temp_core() as core:
+        _phase("loading the configured model")
         dim = core.embedder.dim
         core.embedder.embed(["warm up"])
         rss_model = bench.rss_mb()
-        index = bench.bench_index(_sizes(sizes), dim, queries)
+        _phase(f"dense index: {queries} queries at {', '.join(str(r) for r in rows)} rows x {dim}"
+               + (", float32 and float16" if float16 else ""))
+        index = bench.bench_index(rows, dim, queries)
         if float16:
-            index += bench.bench_index(_sizes(sizes), dim, queries, dtype="float16")
-        fill_s = bench.fill_store(core, e2e_size)
+            index += bench.bench_index(rows, dim, queries, dtype="float16")
+        with click.progressbar(length=e2e_size, label=f"bench recall: filling a store with {e2e_size} memories",
+                               file=sys.stderr) as bar:
+            fill_s = bench.fill_store(core, e2e_size, progress=bar.update)
+        _phase(f"end to end: {min(queries, 30)} recalls over {e2e_size} memories with {core.embedder.name}")
         e2e = bench.bench_search(core, "bench", queries=min(queries, 30))
         e2e.update({"memories": e2e_size, "fill_s": round(fill_s, 1), "model": core.embedder.name})
         rss_end = bench.rss_mb()

@@ -217,12 +217,7 @@ def record_changes(paths: Any, changes: Sequence[Mapping[str, Any]]) -> list[dic
     if not prepared:
         return []
     path = Path(paths.audit_log)
-    try:
-        fd = _open_log(path)
-    except OSError as exc:
-        raise AuditError(f"cannot open audit log {path}: {exc.strerror or exc}", _hint(exc)) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with held(paths) as fd:
         last, size = _read_tail(fd)
         replays = [c["since"] for c, _ in prepared if c.get("since") is not None]
         logged = _logged_since(fd, size, min(replays)) if replays and size else set()
@@ -262,14 +257,12 @@ def record_changes(paths: Any, changes: Sequence[Mapping[str, Any]]) -> list[dic
                 pass
             raise AuditError(f"cannot append to audit log {path}: {_reason(exc)}", _hint(exc)) from None
         return out
-    finally:
-        os.close(fd)  # closing releases the flock
 
 
 @contextmanager
 def held(paths: Any) -> Iterator[int]:
     """Hold the writers' lock on the log (``flock(LOCK_EX)`` on the file itself) and give its descriptor:
-    a backup copies the store and the log under it, so no change is in one copy and missing from the other
+    :func:`record_changes` appends under it, and a backup copies the store and the log under it, so no change is in one copy and missing from the other
     (a change committed meanwhile waits to be logged, and its intent is in the store's copy)."""
     path = Path(paths.audit_log)
     try:
@@ -280,7 +273,7 @@ def held(paths: Any) -> Iterator[int]:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield fd
     finally:
-        os.close(fd)
+        os.close(fd)  # closing releases the flock
 
 
 def _reason(exc: OSError) -> str:

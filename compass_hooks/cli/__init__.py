@@ -107,6 +107,18 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
+def call_service(op: str, **args: Any) -> dict:
+    """One op through the service (the warm worker, or in process with ``COMPASS_NO_WORKER=1``), closed after:
+    what a command that makes a single call uses."""
+    from ..service import get_service
+
+    service = get_service()
+    try:
+        return service.call(op, **args)
+    finally:
+        service.close()
+
+
 def embed_with_progress(embedder: Any, texts: list[str], batch: int = 32) -> Any:
     """``embedder.embed(texts)`` in batches with a progress bar on stderr (stdout may be JSON): what the long
     training and evaluation commands show while they embed their data sets."""

@@ -13,17 +13,7 @@ from pathlib import Path
 
 import click
 
-from . import echo_json, embed_with_progress
-
-
-def _call(op: str, **args):
-    from ..service import get_service
-
-    service = get_service()
-    try:
-        return service.call(op, **args)
-    finally:
-        service.close()
+from . import call_service, echo_json, embed_with_progress
 
 
 @click.group("anchors")
@@ -74,7 +64,7 @@ def add_cmd(text: str, polarity: str, category: str, weight: float, lang: str, a
         why = f"a {'positive' if polarity == 'negative' else 'negative'} category" if category in other else "unknown"
         raise click.BadParameter(f"{category!r} is {why}; for --polarity {polarity} use one of: {', '.join(allowed)}",
                                  param_hint="'--category'")
-    out = _call("anchor_add", text=text, polarity=polarity, category=category, weight=weight, lang=lang,
+    out = call_service("anchor_add", text=text, polarity=polarity, category=category, weight=weight, lang=lang,
                 id=anchor_id, source="cli")
     a = out["anchor"]
     click.echo(f"added {a['id']} ({a['polarity']}, {a['category']}) to {out['pack']}")
@@ -84,7 +74,7 @@ def add_cmd(text: str, polarity: str, category: str, weight: float, lang: str, a
 @click.argument("anchor_id")
 def remove_cmd(anchor_id: str) -> None:
     """Remove ANCHOR_ID from your user pack (audited)."""
-    _call("anchor_remove", id=anchor_id, source="cli")
+    call_service("anchor_remove", id=anchor_id, source="cli")
     click.echo(f"removed {anchor_id}")
 
 

@@ -170,26 +170,29 @@ def _show(report: dict[str, Any]) -> None:
             click.echo("  (nothing injected: on track)")
 
 
+@click.command("demo")
+@click.option("--json", "as_json", is_flag=True, help="Print every hook call and its output as JSON.")
+@click.option("--keep", is_flag=True, help="Keep the throw-away data dir (its path is printed).")
+def demo(as_json: bool, keep: bool) -> None:
+    """Run a short scripted session through the real hook launcher and show what the model would see.
+
+    A rule is stated, a later prompt pushes against it (drift check + the recalled
+    rule), then a force push reaches the PreToolUse guard. Runs in a throw-away
+    data dir with its own worker, on the configured model.
+    """
+    report = run_demo(keep=keep)
+    if any(s["exit_code"] != 0 for s in report["steps"]):
+        raise CompassError("a hook exited non-zero; see `compass-hook doctor` and the hook log")
+    if as_json:
+        from . import echo_json
+
+        echo_json(report)
+    else:
+        _show(report)
+    if not _context(report["steps"][2]["output"]):
+        raise CompassError("the drifting prompt produced no Compass block",
+                           "check `compass-hook doctor` (model ready?) and the hook log in the data dir")
+
+
 def register(cli: click.Group) -> None:
-    @cli.command("demo")
-    @click.option("--json", "as_json", is_flag=True, help="Print every hook call and its output as JSON.")
-    @click.option("--keep", is_flag=True, help="Keep the throw-away data dir (its path is printed).")
-    def demo(as_json: bool, keep: bool) -> None:
-        """Run a short scripted session through the real hook launcher and show what the model would see.
-
-        A rule is stated, a later prompt pushes against it (drift check + the recalled
-        rule), then a force push reaches the PreToolUse guard. Runs in a throw-away
-        data dir with its own worker, on the configured model.
-        """
-        report = run_demo(keep=keep)
-        if any(s["exit_code"] != 0 for s in report["steps"]):
-            raise CompassError("a hook exited non-zero; see `compass-hook doctor` and the hook log")
-        if as_json:
-            from . import echo_json
-
-            echo_json(report)
-        else:
-            _show(report)
-        if not _context(report["steps"][2]["output"]):
-            raise CompassError("the drifting prompt produced no Compass block",
-                               "check `compass-hook doctor` (model ready?) and the hook log in the data dir")
+    cli.add_command(demo)

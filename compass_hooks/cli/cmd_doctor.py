@@ -207,16 +207,19 @@ def _print_human(r: dict[str, Any]) -> None:
         click.echo("all good")
 
 
-def register(cli: click.Group) -> None:
-    @cli.command("doctor")
-    @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (paths under \"paths\").")
-    def doctor_cmd(as_json: bool) -> None:
-        """Show versions, every path, the default model, exported models and the worker.
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (paths under \"paths\").")
+def doctor_cmd(as_json: bool) -> None:
+    """Show versions, every path, the default model, exported models and the worker.
 
-        Always exits 0; the "to do" lines say what to fix.
-        """
-        report = diagnose()
-        if as_json:
-            echo_json(report)
-        else:
-            _print_human(report)
+    Always exits 0; the "to do" lines say what to fix.
+    """
+    report = diagnose()
+    if as_json:
+        echo_json(report)
+    else:
+        _print_human(report)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(doctor_cmd)

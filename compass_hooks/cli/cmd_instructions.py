@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from . import echo_json, embed_with_progress
+from . import call_service, echo_json, embed_with_progress
 
 
 @click.group("instructions")
@@ -23,15 +23,10 @@ def instructions() -> None:
 def list_cmd(project: str | None, session: str | None, include_retired: bool, as_json: bool) -> None:
     """The project's standing instructions (and the global ones), newest first."""
     from ..memory.inject import age
-    from ..service import get_service
     from .cmd_memory import _project_arg
 
-    service = get_service()
-    try:
-        result = service.call("instructions", project=_project_arg(project), session=session,
-                              include_retired=include_retired)
-    finally:
-        service.close()
+    result = call_service("instructions", project=_project_arg(project), session=session,
+                          include_retired=include_retired)
     if as_json:
         echo_json(result)
         return

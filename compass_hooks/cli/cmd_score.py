@@ -67,33 +67,36 @@ def _score_batches(texts: list[str], project: str | None, get_service, bar) -> l
     return out
 
 
+@click.command("score")
+@click.argument("text", required=False)
+@click.option("--jsonl", "jsonl", default=None, metavar="FILE|-",
+              help='Score every {"text": ...} line of FILE (or stdin); one JSON line out per line in, same order.')
+@click.option("--json", "as_json", is_flag=True, help="Print the result for TEXT as JSON.")
+@click.option("--project", default=None, help="Project whose pack selection applies.")
+def score_cmd(text: str | None, jsonl: str | None, as_json: bool, project: str | None) -> None:
+    """Score TEXT (or --jsonl FILE|-) for drift: probability, alert, rule, nearest anchors."""
+    if (text is None) == (jsonl is None):
+        raise click.UsageError("give TEXT or --jsonl FILE|- (exactly one)")
+    if jsonl is not None:
+        texts = list(_read_jsonl(jsonl))
+        for r in score_all(texts, project):
+            click.echo(json.dumps({k: r.get(k) for k in FIELDS}, ensure_ascii=False))
+        return
+    assert text is not None  # exactly one of TEXT and --jsonl, checked above
+    r = score_all([text], project)[0]
+    if as_json:
+        echo_json({k: r.get(k) for k in FIELDS})
+        return
+    status = "ALERT" if r["alert"] else "ok"
+    click.echo(f"{status:<5} probability {r['probability']:.3f}  drift {r['drift']:+.4f}"
+               + (f"  category {r['category']}" if r["category"] else "") + (f"  rule {r['rule']}" if r["rule"] else ""))
+    by = r.get("scored_by") or {}
+    click.echo(f"  language {r.get('lang')}, threshold {r.get('threshold')}; scored by: {', '.join(by.get('parts', []))}")
+    if by.get("note"):
+        click.echo(f"  note: {by['note']}")
+    for a in r["anchors"]:
+        click.echo(f"  {a['similarity']:.3f} {a['polarity'][:3]} {a['id']}: {a['text']}")
+
+
 def register(cli: click.Group) -> None:
-    @cli.command("score")
-    @click.argument("text", required=False)
-    @click.option("--jsonl", "jsonl", default=None, metavar="FILE|-",
-                  help='Score every {"text": ...} line of FILE (or stdin); one JSON line out per line in, same order.')
-    @click.option("--json", "as_json", is_flag=True, help="Print the result for TEXT as JSON.")
-    @click.option("--project", default=None, help="Project whose pack selection applies.")
-    def score_cmd(text: str | None, jsonl: str | None, as_json: bool, project: str | None) -> None:
-        """Score TEXT (or --jsonl FILE|-) for drift: probability, alert, rule, nearest anchors."""
-        if (text is None) == (jsonl is None):
-            raise click.UsageError("give TEXT or --jsonl FILE|- (exactly one)")
-        if jsonl is not None:
-            texts = list(_read_jsonl(jsonl))
-            for r in score_all(texts, project):
-                click.echo(json.dumps({k: r.get(k) for k in FIELDS}, ensure_ascii=False))
-            return
-        assert text is not None  # exactly one of TEXT and --jsonl, checked above
-        r = score_all([text], project)[0]
-        if as_json:
-            echo_json({k: r.get(k) for k in FIELDS})
-            return
-        status = "ALERT" if r["alert"] else "ok"
-        click.echo(f"{status:<5} probability {r['probability']:.3f}  drift {r['drift']:+.4f}"
-                   + (f"  category {r['category']}" if r["category"] else "") + (f"  rule {r['rule']}" if r["rule"] else ""))
-        by = r.get("scored_by") or {}
-        click.echo(f"  language {r.get('lang')}, threshold {r.get('threshold')}; scored by: {', '.join(by.get('parts', []))}")
-        if by.get("note"):
-            click.echo(f"  note: {by['note']}")
-        for a in r["anchors"]:
-            click.echo(f"  {a['similarity']:.3f} {a['polarity'][:3]} {a['id']}: {a['text']}")
+    cli.add_command(score_cmd)

@@ -166,6 +166,21 @@ def shipped_pack_names(paths: Paths) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
+def _json_object(path: Path, field: str, shape: str) -> dict | None:
+    """The object under ``field`` in the JSON file ``path`` (``shape`` says what it maps, for the error); None
+    when there is no file. Unreadable JSON or another type there is an :class:`AnchorPackError` naming it."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _fail(path, "(json)", f"is not valid JSON: {exc}") from None
+    value = data.get(field) if isinstance(data, dict) else None
+    if not isinstance(value, dict):
+        raise _fail(path, field, f"must be an object {shape}")
+    return value
+
+
 def projects_path(paths: Paths) -> Path:
     return paths.anchors_user / "projects.json"
 
@@ -173,15 +188,9 @@ def projects_path(paths: Paths) -> Path:
 def load_project_packs(paths: Paths) -> dict[str, list[str]]:
     """Per-project pack selection: ``{"schema_version": 1, "projects": {project: [pack, ...]}}``."""
     path = projects_path(paths)
-    if not path.is_file():
+    projects = _json_object(path, "projects", "{project: [pack names]}")
+    if projects is None:
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise _fail(path, "(json)", f"is not valid JSON: {exc}") from None
-    projects = data.get("projects") if isinstance(data, dict) else None
-    if not isinstance(projects, dict):
-        raise _fail(path, "projects", "must be an object {project: [pack names]}")
     for key, value in projects.items():
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
             raise _fail(path, f"projects.{key}", "must be a non-empty list of pack names")
@@ -235,15 +244,9 @@ def file_signature(files: Iterable[Path]) -> str:
 
 def load_weights(paths: Paths) -> dict[str, float]:
     path = weights_path(paths)
-    if not path.is_file():
+    weights = _json_object(path, "weights", "{anchor id: weight}")
+    if weights is None:
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise _fail(path, "(json)", f"is not valid JSON: {exc}") from None
-    weights = data.get("weights") if isinstance(data, dict) else None
-    if not isinstance(weights, dict):
-        raise _fail(path, "weights", "must be an object {anchor id: weight}")
     out = {}
     for k, v in weights.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < float(v) <= 10):

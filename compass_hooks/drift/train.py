@@ -25,6 +25,7 @@ from typing import Any, Literal, Sequence
 import numpy as np
 
 from ..errors import InvalidInput
+from ..learn.labelled import jsonl_rows, read_text
 from .cues import get_cues
 from .features import FEATURE_NAMES, AnchorIndex, build_features, embedding_languages
 from .lang import LANGS, detect
@@ -49,10 +50,7 @@ BLOCKS = ("char", "word", "concept", "local", "embed")
 def load_labelled(path: Path) -> list[dict[str, Any]]:
     """JSONL ``{"text","label"[,"category","lang","scenario"]}`` or the shared set's
     ``{"items": [{"label": "aligned"|"deviation", "prompt"}]}``."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc}") from None
+    raw = read_text(path)
     items: list[dict[str, Any]] = []
     stripped = raw.lstrip()
     if stripped.startswith("{") and '"items"' in stripped[:2000]:
@@ -68,13 +66,7 @@ def load_labelled(path: Path) -> list[dict[str, Any]]:
                 items.append({"text": it["prompt"], "label": int(label == "deviation"),
                               "category": it.get("category") or label, "lang": it.get("lang")})
             return _fill(items, path)
-    for n, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise InvalidInput(f"{path}:{n}: not JSON") from None
+    for n, row in jsonl_rows(raw, path):
         label = row.get("label")
         if label in ("aligned", "deviation"):
             label = int(label == "deviation")

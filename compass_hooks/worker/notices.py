@@ -23,21 +23,30 @@ def _path(paths: Any) -> str:
     return os.path.join(str(paths.run), NAME)
 
 
-def _read(paths: Any) -> dict[str, Any]:
+def _load(path: str) -> Any:
+    """The JSON in ``path``; None when it cannot be read or parsed (these files are a courtesy, never an error)."""
     try:
-        with open(_path(paths), encoding="utf-8") as fh:
-            obj = json.load(fh)
-        return obj if isinstance(obj, dict) else {}
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
     except (OSError, ValueError):
-        return {}
+        return None
 
 
-def _write(paths: Any, obj: dict[str, Any]) -> None:
-    path = _path(paths)
+def _save(path: str, obj: Any) -> None:
+    """Replace ``path`` with ``obj`` as JSON, atomically (a per-process, per-thread temporary file renamed over it)."""
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(obj, fh)
     os.replace(tmp, path)
+
+
+def _read(paths: Any) -> dict[str, Any]:
+    obj = _load(_path(paths))
+    return obj if isinstance(obj, dict) else {}
+
+
+def _write(paths: Any, obj: dict[str, Any]) -> None:
+    _save(_path(paths), obj)
 
 
 def once(paths: Any, topic: str, reason: str, text: str) -> str | None:
@@ -73,17 +82,7 @@ def add_pending(paths: Any, text: str) -> None:
     """Queue ``text`` for the next hook's ``systemMessage`` (kept across worker restarts until told)."""
     with _lock:
         path = _pending_path(paths)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                queue = json.load(fh)
-        except (OSError, ValueError):
-            queue = []
-        queue = [q for q in queue if isinstance(q, str)] if isinstance(queue, list) else []
-        queue.append(text)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(queue, fh)
-        os.replace(tmp, path)
+        _save(path, _read_queue(path) + [text])
 
 
 def take_pending(paths: Any) -> str | None:
@@ -92,24 +91,22 @@ def take_pending(paths: Any) -> str | None:
     if not os.path.exists(path):
         return None
     with _lock:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                queue = json.load(fh)
-        except (OSError, ValueError):
-            queue = []
-        queue = [q for q in queue if isinstance(q, str)] if isinstance(queue, list) else []
+        queue = _read_queue(path)
         if not queue:
             _unlink(path)
             return None
         first, rest = queue[0], queue[1:]
         if rest:
-            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(rest, fh)
-            os.replace(tmp, path)
+            _save(path, rest)
         else:
             _unlink(path)
         return first
+
+
+def _read_queue(path: str) -> list[str]:
+    """The queued notices at ``path``, oldest first; an unreadable or malformed file is an empty queue."""
+    queue = _load(path)
+    return [q for q in queue if isinstance(q, str)] if isinstance(queue, list) else []
 
 
 def _unlink(path: str) -> None:

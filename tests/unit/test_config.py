@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compass_hooks.config import DEFAULTS, load_config, save_config
+from compass_hooks.config import DEFAULTS, load_config
 from compass_hooks.errors import ConfigError
 
 
@@ -53,18 +53,6 @@ def test_bad_env_value(tmp_path):
         load_config(tmp_path / "none.toml", env={"COMPASS_THREADS": "many"})
     with pytest.raises(ConfigError, match="COMPASS_INT8"):
         load_config(tmp_path / "none.toml", env={"COMPASS_INT8": "maybe"})
-
-
-def test_save_round_trip_writes_only_changes(tmp_path):
-    f = tmp_path / "sub" / "config.toml"
-    cfg = load_config(f, env={})
-    cfg.data["model"]["name"] = "bge-m3"
-    cfg.data["drift"]["packs"] = ["default", "mine"]
-    save_config(cfg, f)
-    text = f.read_text()
-    assert "threads" not in text and 'name = "bge-m3"' in text
-    again = load_config(f, env={})
-    assert again.get("model", "name") == "bge-m3" and again.get("drift", "packs") == ["default", "mine"]
 
 
 @pytest.mark.parametrize("body, key, why", [

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -35,6 +34,7 @@ import numpy as np
 
 from ...errors import InvalidInput
 from ...learn import ngrams
+from ...learn.labelled import jsonl_rows, read_text
 from ...learn.linear import (fit_logistic, group_folds, logistic_proba, precision_recall, roc_auc,
                              threshold_for_precision)
 from . import cues
@@ -55,18 +55,8 @@ MIN_PRECISION = 0.97
 
 def load(path: Path = DEV_SET) -> list[dict[str, Any]]:
     """Labelled prompts (``detect_*.jsonl``): text, label, rule (exact substring for positives), action, scope."""
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc}") from None
     out = []
-    for n, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise InvalidInput(f"{path}:{n}: not JSON") from None
+    for n, row in jsonl_rows(read_text(path), path):
         if not isinstance(row.get("text"), str) or row.get("label") not in (0, 1):
             raise InvalidInput(f"{path}:{n}: needs a string 'text' and 'label' 0|1")
         if row["label"] and (not isinstance(row.get("rule"), str) or row["rule"] not in row["text"]):
