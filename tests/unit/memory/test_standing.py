@@ -478,3 +478,13 @@ def test_the_lexicon_files_extend_cue_families_and_add_their_own(tmp_path):
     (tmp_path / "xx.txt").write_text("[temporal]\n(unclosed\n", encoding="utf-8")
     with pytest.raises(ValueError, match="xx.txt:2"):
         cues.read_lexicon(tmp_path)
+
+
+def test_the_rule_sentence_decides_set_or_lift_not_a_neighbour_joined_to_it(core, monkeypatch):
+    """A task sentence that joins a rule (both clear the bar) and mentions 取消 / "cancelled" does not turn the
+    rule into a revocation: the sentence that reads most as the rule decides."""
+    w = detect.weights_for(core)
+    text = "每次你改完代码，先跑一遍 pytest，全部通过了再跟我说改好了。订单状态机有个 bug，已取消的订单还能发货。"
+    monkeypatch.setattr(w, "extend", 0.0)  # the task sentence joins whatever its score
+    rules = _detect(core, text)
+    assert rules and rules[0].text == text and rules[0].action == "set"
