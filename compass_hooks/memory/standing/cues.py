@@ -469,7 +469,7 @@ _PREFACE_TALK = _rx(
     r"\bheads up\b", r"\bsay it again\b", r"\bbefore we (?:start|dive in|begin)\b", r"\bi told you\b", r"\bi said\b",
     r"\breminder\b", r"\bnote\b", r"\bimportant\b", r"\blisten\b", r"\bonce more\b", r"\bcontext first\b", r"\bone thing\b",
     r"\bfyi\b", r"\bquick (?:thing|note)\b", r"\bby the way\b", r"\bbtw\b", r"\bbefore we get (?:into|started)\b",
-    r"\bsmall favou?r\b", r"\bbefore the (?:real|actual|first) question\b", r"\bneed both languages\b", r"\bhey\b",
+    r"\bsmall favou?r\b", r"\bbefore the (?:real|actual|first) question\b", r"\bbefore anything else\b", r"\bneed both languages\b", r"\bhey\b",
     r"说过|说了|又来了|多少遍|好几次|先把规矩说清楚|再说一遍|提醒一下|对了|顺便说|先说(?:一下|一句|好)")
 
 
