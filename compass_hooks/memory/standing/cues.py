@@ -156,7 +156,7 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"^\s*(?:please\s+)?no\s+\w", r"\bwithout (?:asking|telling|checking)\b", r"\b(?:is|are) (?:off[- ]limits|banned|forbidden|not allowed)\b",
         r"\bkeep \S+(?: and \S+)? out of\b", r"\bleave \S+ alone\b", r"\bread-only\b", r"\bnot\b.{0,20}\binstead\b",
         r"\bzero\b", r"\bnothing else\b", r"\bnone of\b",
-        r"不要|(?<![特区分类识级告个性差辨派鉴错])别(?![人的处称扭字])|不许|禁止|不准|不得|切勿|勿|不能|少说|去掉|不用(?:加|写|给|带)|避免|不可以"),
+        r"(?<!要)不要|(?<![特区分类识级告个性差辨派鉴错])别(?![人的处称扭字])|不许|禁止|不准|不得|切勿|勿|不能|少说|去掉|不用(?:加|写|给|带)|避免|不可以"),
     "imperative": re.compile(
         r"^\s*(?:(?:ok(?:ay)?|so|also|and|but|hey|hi|please|pls|kindly|just|actually|again|now)[,!]?\s+)*"
         r"(?:use|keep|write|put|give|stop|avoid|skip|answer|reply|respond|end|begin|start|sign|open|close|finish|include|"
