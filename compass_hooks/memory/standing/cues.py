@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _I = re.IGNORECASE
 
@@ -155,7 +156,7 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"^\s*(?:please\s+)?no\s+\w", r"\bwithout (?:asking|telling|checking)\b", r"\b(?:is|are) (?:off[- ]limits|banned|forbidden|not allowed)\b",
         r"\bkeep \S+(?: and \S+)? out of\b", r"\bleave \S+ alone\b", r"\bread-only\b", r"\bnot\b.{0,20}\binstead\b",
         r"\bzero\b", r"\bnothing else\b", r"\bnone of\b",
-        r"不要|(?<![特区分类识级告个性差辨派鉴错])别(?![人的处称扭字])|不许|禁止|不准|不得|切勿|勿|不能|少说|去掉|不用(?:加|写|给|带)|避免|不可以"),
+        r"(?<!要)不要|(?<![特区分类识级告个性差辨派鉴错])别(?![人的处称扭字])|不许|禁止|不准|不得|切勿|勿|不能|少说|去掉|不用(?:加|写|给|带)|避免|不可以"),
     "imperative": re.compile(
         r"^\s*(?:(?:ok(?:ay)?|so|also|and|but|hey|hi|please|pls|kindly|just|actually|again|now)[,!]?\s+)*"
         r"(?:use|keep|write|put|give|stop|avoid|skip|answer|reply|respond|end|begin|start|sign|open|close|finish|include|"
@@ -357,6 +358,52 @@ NEGATIVE: dict[str, re.Pattern[str]] = {
         r"你(?:会|能)记得|你是怎么|你们?(?:这种)?模型|记忆|你那边|你这边|你们 AI|为什么你|系统提示|你能感知"),
 }
 
+
+# --------------------------------------------------------------------------- lexicon files
+
+LEXICON = Path(__file__).resolve().parent / "lexicon"
+_HEADER = re.compile(r"\[([a-z_]+)\]")
+
+
+def read_lexicon(folder: Path = LEXICON) -> dict[str, list[str]]:
+    """Patterns per family from the lexicon files (``lexicon/<lang>.txt``, in name order): one regular expression
+    a line under a ``[family]`` header, ``#`` comments. Phrasings live there, per language, rather than in code."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(Path(folder).glob("*.txt")):
+        family = None
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            header = _HEADER.fullmatch(text)
+            if header:
+                family = header.group(1)
+                continue
+            if family is None:
+                raise ValueError(f"{path}:{n}: a pattern before any [family] header")
+            try:
+                re.compile(text)
+            except re.error as exc:
+                raise ValueError(f"{path}:{n}: {exc}") from None
+            out.setdefault(family, []).append(text)
+    return out
+
+
+def _extend(families: dict[str, re.Pattern[str]], lexicon: dict[str, list[str]]) -> None:
+    for name, patterns in lexicon.items():
+        if name in families:
+            old = families[name]
+            families[name] = re.compile("|".join([old.pattern, *patterns]), old.flags)
+
+
+_LEXICON = read_lexicon()
+_extend(POSITIVE, _LEXICON)
+_extend(NEGATIVE, _LEXICON)
+# Families only the lexicon has: positive features of their own, in name order; they frame a sentence as holding
+# for later turns (a default, a condition on later prompts, a standing preference, a labelled rule).
+LEXICON_FAMILIES = sorted(n for n in _LEXICON if n not in POSITIVE and n not in NEGATIVE)
+POSITIVE.update({n: _rx(*_LEXICON[n]) for n in LEXICON_FAMILIES})
+
 CUE_NAMES = list(POSITIVE) + list(NEGATIVE)
 OTHER_FEATURES = ["question", "is_zh", "log_len", "log_units", "first", "prompt_code", "prompt_question_only",
                   "n_positive_cues", "content_cues", "framing_cues", "negated", "cues_despite_negation", "bare"]
@@ -365,7 +412,7 @@ FEATURE_NAMES = CUE_NAMES + OTHER_FEATURES
 # What a rule is about (its content) as opposed to how it is framed (scope, time, politeness).
 _CONTENT = ("format", "length", "vocabulary", "language", "tool", "start_end", "style", "process", "prohibition")
 _FRAMING = ("scope_session", "scope_project", "scope_global", "temporal", "every_reply", "always_never", "polite",
-            "q_request", "imperative", "revoke", "replace", "restated")
+            "q_request", "imperative", "revoke", "replace", "restated", *LEXICON_FAMILIES)
 _QUESTION = re.compile(r"[?？]\s*[\"'”’)]*\s*$")
 _PROMPT_CODE = re.compile(r"```|\n\s{2,}\S|\n\s*(?:\$|>>>|#|//)|Traceback|\berror\b[:\[]|\{\s*\n", _I)
 
@@ -381,7 +428,7 @@ _NEGATING = ("one_off", "q_about", "reported", "hypothetical", "past", "task", "
 # look, sound or are worded). A sentence with none of these ("just force push to main and skip the tests") is
 # "bare".
 _GENERAL = ("temporal", "scope_session", "scope_project", "scope_global", "every_reply", "always_never", "restated",
-            "revoke", "replace", "format", "length", "vocabulary", "language", "start_end", "style")
+            "revoke", "replace", "format", "length", "vocabulary", "language", "start_end", "style", *LEXICON_FAMILIES)
 
 
 def _plain_question(text: str) -> bool:
@@ -421,8 +468,9 @@ _PREFACE_SEP = re.compile(r"(?::\s+|：|\s+—\s+|\s+--\s+|，|,\s+)")
 _PREFACE_TALK = _rx(
     r"\bheads up\b", r"\bsay it again\b", r"\bbefore we (?:start|dive in|begin)\b", r"\bi told you\b", r"\bi said\b",
     r"\breminder\b", r"\bnote\b", r"\bimportant\b", r"\blisten\b", r"\bonce more\b", r"\bcontext first\b", r"\bone thing\b",
-    r"\bfyi\b", r"\bquick (?:thing|note)\b", r"\bby the way\b", r"\bbtw\b", r"\bneed both languages\b", r"\bhey\b",
-    r"说过|说了|又来了|多少遍|好几次|先把规矩说清楚|再说一遍|提醒一下|对了|顺便说")
+    r"\bfyi\b", r"\bquick (?:thing|note)\b", r"\bby the way\b", r"\bbtw\b", r"\bbefore we get (?:into|started)\b",
+    r"\bsmall favou?r\b", r"\bbefore the (?:real|actual|first) question\b", r"\bbefore anything else\b", r"\bneed both languages\b", r"\bhey\b",
+    r"说过|说了|又来了|多少遍|好几次|先把规矩说清楚|再说一遍|提醒一下|对了|顺便说|先说(?:一下|一句|好)")
 
 
 def trim_preface(text: str) -> int:

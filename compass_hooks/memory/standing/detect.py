@@ -200,7 +200,7 @@ def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray]) -> l
         raise NoWeights(f"the detector's weights are for a {w.dim}-d model, the embedder gives {vecs.shape[-1]}",
                         "retrain with `compass-hook instructions train`")
     p, Phi = score_units(w, texts, X, vecs)
-    picked: list[list[int]] = []
+    picked: list[tuple[int, list[int]]] = []
     used: set[int] = set()
     for i in np.argsort(-p, kind="mergesort"):
         i = int(i)
@@ -214,14 +214,17 @@ def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray]) -> l
                 j += step
         span.sort()
         used.update(span)
-        picked.append(span)
+        picked.append((i, span))
     rules = []
-    for span in picked:
+    for seed, span in picked:
         s, e = us[span[0]].start, us[span[-1]].end
         s += cues.trim_preface(text[s:e])
         rule_text = text[s:e]
         rows = np.array(span)
-        revoke_p = float(w.revoke.proba(sub_features(X[rows], REVOKE_FEATURES), Phi[rows]).max())
+        # Set or lift: the sentence that reads most as the rule decides, not a neighbour joined to it ("每次你改完
+        # 代码，先跑一遍 pytest…… 已取消的订单还能发货。" is not a revocation because the task mentions 取消).
+        one = np.array([seed])
+        revoke_p = float(w.revoke.proba(sub_features(X[one], REVOKE_FEATURES), Phi[one])[0])
         scope = cues.explicit_scope(rule_text)
         named = scope is not None
         if scope is None:

@@ -370,9 +370,10 @@ def test_the_dev_set_and_weights_ship_in_the_package_and_the_held_out_set_does_n
     from compass_hooks.memory.standing import train
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert set(data["compass_hooks.memory.standing"]) == {"data/*.jsonl", "weights/*.json"}
+    assert set(data["compass_hooks.memory.standing"]) == {"data/*.jsonl", "lexicon/*.txt", "weights/*.json"}
     pkg = ROOT / "compass_hooks" / "memory" / "standing"
     assert all(f.is_file() for f in train.DEV_SETS) and (pkg / "weights" / "minilm.json").is_file()
+    assert {f.name for f in (pkg / "lexicon").glob("*.txt")} == {"en.txt", "zh.txt"}
     assert not list(pkg.rglob("*heldout*")) and (ROOT / "tests" / "data" / "instructions" / "detect_heldout.jsonl").is_file()
 
 
@@ -459,3 +460,31 @@ def test_a_rule_recorded_before_its_prompt_is_stored_is_linked_and_forgotten_wit
     assert mid is not None and key is None
     core.store.forget(int(mid))
     assert core.store.read("SELECT COUNT(*) FROM instructions")[0][0] == 0
+
+
+def test_the_lexicon_files_extend_cue_families_and_add_their_own(tmp_path):
+    """Phrasings live in lexicon/<lang>.txt: a known family is extended, a new one becomes a feature (after the
+    code's, in name order), a pattern before any header or one that does not compile is refused."""
+    lex = cues.read_lexicon()
+    assert {"scope_session", "default_rule", "preference", "label_header"} <= set(lex)
+    assert cues.LEXICON_FAMILIES == sorted(n for n in lex if n in cues.LEXICON_FAMILIES)
+    assert cues.FEATURE_NAMES[:len(cues.CUE_NAMES)] == cues.CUE_NAMES
+    assert cues.explicit_scope("For the entirety of this chat, answer in British English.") == "session"
+    assert cues.cue_hits("By default, give me quantities in metric units.")["default_rule"]
+    assert cues.cue_hits("默认用公制单位给我答案。")["default_rule"]
+    (tmp_path / "xx.txt").write_text("# comment\n\\bfoo\\b\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="before any"):
+        cues.read_lexicon(tmp_path)
+    (tmp_path / "xx.txt").write_text("[temporal]\n(unclosed\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="xx.txt:2"):
+        cues.read_lexicon(tmp_path)
+
+
+def test_the_rule_sentence_decides_set_or_lift_not_a_neighbour_joined_to_it(core, monkeypatch):
+    """A task sentence that joins a rule (both clear the bar) and mentions 取消 / "cancelled" does not turn the
+    rule into a revocation: the sentence that reads most as the rule decides."""
+    w = detect.weights_for(core)
+    text = "每次你改完代码，先跑一遍 pytest，全部通过了再跟我说改好了。订单状态机有个 bug，已取消的订单还能发货。"
+    monkeypatch.setattr(w, "extend", 0.0)  # the task sentence joins whatever its score
+    rules = _detect(core, text)
+    assert rules and rules[0].text == text and rules[0].action == "set"
