@@ -58,7 +58,7 @@ def test_calibration_matches_features():
     assert [f["name"] for f in data["features"]] == FEATURE_NAMES + ["probe"]
     assert data["embedding_languages"] == ["en"]  # MiniLM: the embedding is used for English only
     assert set(LANGS) <= set(data["languages"])  # a calibration and threshold per language
-    assert data["trained_on"]["files"] == ["drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl"]  # never a held-out split
+    assert data["trained_on"]["files"] == ["drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl"]  # never a held-out split
 
 
 def test_first_heldout_auc(heldout, real_model):
