@@ -30,12 +30,14 @@ LANGS, CODES, DRIFT, TRIGGERS = ml2.LANGS, ml2.CODES, ml2.DRIFT, ml2._TRIGGERS
 NEAR = 0.6
 
 
-def _scenario(num: int, code: str, ranks: dict[tuple[str, int], int], shared: bool) -> str:
-    """Situations numbered from 1000 are one situation in every language that has it (one scenario id).
-    Below that each language lists the same situation plan in the same order per category, with its own
+def _scenario(lang: str, num: int, code: str, ranks: dict[tuple[str, int], int]) -> str:
+    """Situations numbered from 2000 were written in one language only (their own scenario id); from 1000, one
+    situation in every language that has it (one scenario id). Below that each language lists the same situation plan in the same order per category, with its own
     numbers, so siblings are matched by (category of the situation's first item, rank in that category); a
     wrong match only groups two unrelated situations, which costs the folds nothing."""
-    if shared:
+    if num >= 2000:
+        return f"ml3-{lang}{num}"
+    if num >= 1000:
         return f"ml3-x{num}"
     key = (code, num)
     if key not in ranks:
@@ -57,7 +59,7 @@ def parse() -> list[dict]:
             label = int(code in DRIFT)
             number = int(num)
             rows.append({"text": text.strip(), "label": label, "category": CODES[code], "lang": lang,
-                         "scenario": _scenario(number, first.setdefault(number, code), ranks, number >= 1000),
+                         "scenario": _scenario(lang, number, first.setdefault(number, code), ranks),
                          "keyword_free": (code in DRIFT or code == "H") and not TRIGGERS.search(text)})
     return rows
 
