@@ -141,7 +141,7 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @click.option("--shipped", is_flag=True,
               help="Write the plugin's tracked anchors/calibration/<model>.json instead (maintainers, after a "
                    "change to the packs or the dev sets).")
-@click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
+@click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.02).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
 def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, shipped: bool, target_fpr: float | None,
               as_json: bool) -> None:

@@ -2,10 +2,11 @@
 
 Steps (all deterministic): embed the dev set and the anchors; build features (each prompt's language by
 ``lang.detect``; embedding features only where the embedding model covers that language); 5 folds that keep
-each scenario whole (paraphrases and contrast pairs never straddle a fold), stratified, seed 0. The text
+each scenario whole (paraphrases, contrast pairs and near duplicates never straddle a fold), stratified, seed 0. The text
 probe's column is out-of-fold (stacking) and the logistic's out-of-fold logits give, per language, a Platt
 calibration and the alert threshold: the lowest whose out-of-fold false-alarm rate in that language (rule
-hits counted as alerts) is <= ``target_fpr`` (default 0.03, below the 0.05 budget as a margin for new text).
+hits counted as alerts) is <= ``target_fpr`` (default 0.02: see TARGET_FPR), pooled over REPEATS fold
+assignments, a language's threshold below the shared one pulled up towards it.
 Then the final model is fitted on the whole dev set. The held-out splits (tests/data/drift_test.jsonl,
 tests/data/drift_heldout.jsonl; not shipped) are never read here.
 
@@ -47,7 +48,10 @@ FOLDS = 5
 # same FPR.
 REPEATS = 4
 L2 = 10.0  # chosen by dev cross-validation
-TARGET_FPR = 0.03
+# The out-of-fold false-alarm rate a threshold allows. 0.02, not the 0.03 of round 2: on text written by others
+# (leave one dev file out, below) the rate at the dev target comes out higher (0.030 at 0.03, 0.022 at 0.02), and
+# issue 16 asks FPR <= 0.02 on new text; the cost is recall (dev TPR 0.78 -> 0.72).
+TARGET_FPR = 0.02
 PLATT_PRIOR = 5.0  # pull of a language's Platt scaling towards the shared one (dev CV)
 # A language's threshold below the shared one is pulled up towards it: t = w t_lang + (1 - w) t_shared,
 # w = n / (n + this), n = the language's dev negatives (nested CV: the per-language estimates are noisy).
