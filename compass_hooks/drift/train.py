@@ -275,7 +275,7 @@ def figures(items: list[dict[str, Any]], probs: np.ndarray, alerts: np.ndarray) 
 
     def block(m: np.ndarray) -> dict[str, Any]:
         r = rates(y[m], alerts[m])
-        return {"n": int(m.sum()), "auc": round(roc_auc(y[m], probs[m]), 4), "tpr": round(r["tpr"], 4), "fpr": round(r["fpr"], 4)}
+        return {"n": int(m.sum()) // reps, "auc": round(roc_auc(y[m], probs[m]), 4), "tpr": round(r["tpr"], 4), "fpr": round(r["fpr"], 4)}
 
     by_lang: dict[str, list[int]] = defaultdict(list)
     for i, it in enumerate(items):
