@@ -131,7 +131,7 @@ def use_cmd(packs: tuple[str, ...], project: str, clear: bool) -> None:
 @click.option("--shipped", is_flag=True,
               help="Write the plugin's tracked anchors/calibration/<model>.json instead (maintainers, after a "
                    "change to the packs or the dev sets).")
-@click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.03).")
+@click.option("--target-fpr", type=float, default=None, help="Out-of-fold false-alarm rate the threshold allows (default 0.02).")
 @click.option("--json", "as_json", is_flag=True, help="Print the written calibration summary as JSON.")
 def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, shipped: bool, target_fpr: float | None,
               as_json: bool) -> None:
@@ -155,13 +155,15 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, s
     files = [pm.resolve_pack(n, paths) for n in core.config.get("drift", "packs") if n != pm.USER_PACK]
     anchors = pm.load_anchors(files)
     dev_paths = [dev_file] if dev_file else list(tr.DEV_SETS)
-    items = [it for p in dev_paths for it in tr.load_labelled(p)]
+    per_file = [tr.load_labelled(p) for p in dev_paths]
+    items = [it for part in per_file for it in part]
     vectors = embed_with_progress(embedder, [a.text for a in anchors] + [it["text"] for it in items])
     index = AnchorIndex(anchors, vectors[: len(anchors)])
-    click.echo(f"fitting the calibration ({tr.FOLDS}-fold cross-validation by scenario)...", err=True)
+    click.echo(f"fitting the calibration ({tr.FOLDS}-fold cross-validation by scenario, {tr.REPEATS} fold assignments, then leaving out each dev file)...", err=True)
     model = tr.train_calibration(embedder, index, items, int(core.config.get("drift", "top_k")),
                                  target_fpr if target_fpr is not None else tr.TARGET_FPR,
-                                 source=[p.name for p in dev_paths], vectors=vectors[len(anchors):])
+                                 source=[p.name for p in dev_paths], vectors=vectors[len(anchors):],
+                                 file_sizes=[len(part) for part in per_file])
     folder = pm.shipped_dir(paths) / "calibration" if shipped else paths.data / "calibration"
     target = out or tr.calibration_path(folder, embedder.name)
     if shipped and not os.access(folder if folder.exists() else folder.parent, os.W_OK):
@@ -180,6 +182,10 @@ def train_cmd(model_name: str | None, dev_file: Path | None, out: Path | None, s
         for lang, b in summary["cv_by_language"].items():
             thr = summary["thresholds"].get(lang, summary["threshold"])
             click.echo(f"  {lang:<4} n={b['n']:<4} AUC {b['auc']}  TPR {b['tpr']}  FPR {b['fpr']}  threshold {thr}")
+        lofo = summary.get("leave_one_file_out")
+        if lofo:
+            click.echo(f"leave one dev file out (each file scored by a model trained on the others): AUC {lofo['auc']}, "
+                       f"TPR {lofo['tpr']}, FPR {lofo['fpr']}; AUC per file {lofo['by_file']}")
 
 
 @anchors.command("tune")

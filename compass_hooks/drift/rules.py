@@ -21,7 +21,10 @@ _META = re.compile(
     r"docs?|documentation|test(s|ing)? (for|that)|unit test|"
     # guard wording in any inflection: "rejects `chmod 777`", "alert when someone runs `kill -9`"
     r"refus(e|es|ed|ing)|(reject|block|guard|prevent|detect|warn|flag|alert|audit|monitor)(s|ed|ing)?|catch(es|ing)?|"
-    r"lint|instead of|rather than|without using|alias|cheat ?sheet|tutorial)\b"
+    r"lint|instead of|rather than|without using|alias|cheat ?sheet|tutorial|allow-?list|safeguard|sanity[- ]check|post-?mortem|runbook|"
+    # reviewing or checking something that contains the command: "review this PR: it adds a DROP TABLE",
+    # "add a check on the path", "tell me whether it's safe to merge" ("never mind the review, ..." is not one)
+    r"review (this|the|that|my|our|these) \w+|(add|put|write) (a |an )?(check|guard|validation)|(whether|if) (it'?s|it is) safe|safe to (merge|run|apply|ship))\b"
     r"|解释|什么意思|是什么|为什么|怎么|如何|撤销|恢复|找回|区别|文档|测试|拦截|拒绝|防止|检测|警告|告警|报警|监控|避免|而不是|搞清楚|"
     r"(会|能|要)?(删|做|改)(掉)?(些)?什么|[?？]\s*$"
     # the same in the other languages with cue files: explain / what does / test / block / review / undo / "don't run it"
@@ -32,7 +35,9 @@ _META = re.compile(
     r"ablehn\w*|blockier\w*|verhinder\w*|erkenn\w*|warn\w*|pr[üu]f\w*|lies\b.{0,60}\bdurch|dokumentier\w*|r[üu]ckg[äa]ngig|wiederherstell\w*|"  # de
     r"que (fait|se passe)|qu'est-ce|pourquoi|diff[ée]rence|ne (le )?lance pas|question th[ée]orique|bloqu\w*|refus\w*|emp[êe]ch\w*|"
     r"d[ée]tect\w*|v[ée]rifi\w*|relis|annul\w*|r[ée]cup[ée]r\w*)\b"  # fr
-    r"|説明|とは|って何|何が(起|消)|なぜ|どうして|違い|実行しないで|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元",  # ja
+    r"|説明|とは|って何|何が(起|消)|何をする|なぜ|どうして|違い|実行(は|も)?しないで|知りたいだけ|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元"  # ja
+    r"|审一下|审查|评审|检查一下|加(个|一个)检查|安全吗|能不能合|应急手册|复盘"  # zh: review / check / postmortem
+    r"|\b(comprobaci[oó]n|comprueb\w*|checagem|confer\w*|[üu]berpr[üu]f\w*|contr[ôo]l\w*)\b",  # es / pt / de / fr: a check
     re.I,
 )
 # A prohibition exempts only the command it governs: it must sit in the same

@@ -2,10 +2,11 @@
 
 Steps (all deterministic): embed the dev set and the anchors; build features (each prompt's language by
 ``lang.detect``; embedding features only where the embedding model covers that language); 5 folds that keep
-each scenario whole (paraphrases and contrast pairs never straddle a fold), stratified, seed 0. The text
+each scenario whole (paraphrases, contrast pairs and near duplicates never straddle a fold), stratified, seed 0. The text
 probe's column is out-of-fold (stacking) and the logistic's out-of-fold logits give, per language, a Platt
 calibration and the alert threshold: the lowest whose out-of-fold false-alarm rate in that language (rule
-hits counted as alerts) is <= ``target_fpr`` (default 0.03, below the 0.05 budget as a margin for new text).
+hits counted as alerts) is <= ``target_fpr`` (default 0.02: see TARGET_FPR), pooled over REPEATS fold
+assignments, a language's threshold below the shared one pulled up towards it.
 Then the final model is fitted on the whole dev set. The held-out splits (tests/data/drift_test.jsonl,
 tests/data/drift_heldout.jsonl; not shipped) are never read here.
 
@@ -34,15 +35,31 @@ from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, gro
 from .probe import LAMBDA, SCALES, block_matrices, fit_dual, sparse_rows
 
 DEV_DIR = Path(__file__).resolve().parent / "data"
-# drift_dev.jsonl: the first dev set (EN/ZH, 763); drift_dev_ml.jsonl: the dev split of the multilingual set;
-# drift_dev_ml2.jsonl: the second round of multilingual dev prompts (tests/data/drift_ml2/, dev only).
-DEV_SETS = (DEV_DIR / "drift_dev.jsonl", DEV_DIR / "drift_dev_ml.jsonl", DEV_DIR / "drift_dev_ml2.jsonl")
+# drift_dev.jsonl: the first dev set (EN/ZH, 763; its Chinese half follows the English plan category by category,
+# so the scenario id "dev1-<category>-<rank>" joins likely siblings); drift_dev_ml.jsonl: the dev split of the
+# multilingual set; drift_dev_ml2.jsonl and drift_dev_ml3.jsonl: the second and third rounds of multilingual dev
+# prompts (tests/data/drift_ml2/, tests/data/drift_ml3/, dev only).
+DEV_SETS = tuple(DEV_DIR / f"{name}.jsonl" for name in ("drift_dev", "drift_dev_ml", "drift_dev_ml2", "drift_dev_ml3"))
 DEV_SET_NAMES = tuple(f.name for f in DEV_SETS)
 SEED = 0
 FOLDS = 5
+# The cross-validation is repeated with this many fold assignments (seeds SEED, SEED + 1, ...): the thresholds and
+# Platt scalings are chosen on the pooled out-of-fold predictions. One assignment moved a language's threshold by
+# up to 0.1 between seeds (its 5th-10th highest negative decides it); pooled, nested CV: TPR 0.743 vs 0.724 at the
+# same FPR.
+REPEATS = 4
 L2 = 10.0  # chosen by dev cross-validation
-TARGET_FPR = 0.03
+# The out-of-fold false-alarm rate a threshold allows. 0.02, not the 0.03 of round 2: on text written by others
+# (leave one dev file out, below) the rate at the dev target comes out higher (0.030 at 0.03, 0.022 at 0.02), and
+# issue 16 asks FPR <= 0.02 on new text; the cost is recall (dev TPR 0.78 -> 0.72).
+TARGET_FPR = 0.02
 PLATT_PRIOR = 5.0  # pull of a language's Platt scaling towards the shared one (dev CV)
+# A language's threshold below the shared one is pulled up towards it: t = w t_lang + (1 - w) t_shared,
+# w = n / (n + this), n = the language's dev negatives (nested CV: the per-language estimates are noisy).
+THRESHOLD_SHRINK = 100.0
+# Near duplicates (character n-gram cosine >= this, same language) share a fold, whatever their scenario ids:
+# paraphrases written in different rounds or files would otherwise be scored by a model trained on their twin.
+NEAR_DUPLICATE = 0.6
 MIN_CLASS = 20  # a language needs this many dev items of each class for a calibration of its own
 BLOCKS = ("char", "word", "concept", "local", "embed")
 
@@ -114,60 +131,143 @@ class Prepared:
         on = np.concatenate([self.feats["embedding_on"], a_feats["embedding_on"]])
         self.blocks = block_matrices(rows, np.vstack([self.vectors, index.vectors]), on)
         self.kernels = {k: (m @ m.T).astype(np.float64) for k, m in self.blocks.items()}
-        self.groups = [it.get("scenario") or f"item{i}" for i, it in enumerate(items)]
-        self.folds = group_folds(self.y, self.groups, FOLDS, SEED)
+        self.groups = near_duplicate_groups([it.get("scenario") or f"item{i}" for i, it in enumerate(items)],
+                                            self.kernels["char"][:len(items), :len(items)], self.langs)
+        self.fold_sets = [group_folds(self.y, self.groups, FOLDS, SEED + r) for r in range(REPEATS)]
+        self.folds = self.fold_sets[0]
         self.rule_hit = np.array([r[0] is not None for r in self.feats["rules"]])
 
     def kernel(self, scales: dict[str, float]) -> np.ndarray:
         return sum(scales[k] ** 2 * self.kernels[k] for k in BLOCKS)
 
-    def cross_validate(self, scales: dict[str, float] = SCALES, lam: float = LAMBDA, l2: float = L2) -> dict[str, np.ndarray]:
-        """Out-of-fold probe scores and logistic logits."""
+    def cross_validate(self, scales: dict[str, float] = SCALES, lam: float = LAMBDA, l2: float = L2,
+                       folds: Sequence[np.ndarray] | None = None, within: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Out-of-fold probe scores and logistic logits (``folds``: default the first assignment; ``within``: only
+        these items take part, the others get zeros)."""
         n = len(self.y)
         K = self.kernel(scales)
         y_all = np.concatenate([self.y, self.y_a])
         anchors = np.arange(n, len(y_all))
+        pool = np.arange(n) if within is None else np.asarray(within)
+        folds = self.folds if folds is None else folds
         probe_oof = np.zeros(n)
-        for fold in self.folds:
-            tr = np.concatenate([np.setdiff1d(np.arange(n), fold), anchors])
+        for fold in folds:
+            tr = np.concatenate([np.setdiff1d(pool, fold), anchors])
             alpha, b = fit_dual(K[np.ix_(tr, tr)], y_all[tr], lam)
             probe_oof[fold] = K[np.ix_(fold, tr)] @ alpha + b
         X = np.column_stack([self.feats["X"], probe_oof])
         logit_oof = np.zeros(n)
-        for fold in self.folds:
-            tr = np.setdiff1d(np.arange(n), fold)
+        for fold in folds:
+            tr = np.setdiff1d(pool, fold)
             mean, scale, coef, bias = fit_logistic(X[tr], self.y[tr], l2)
             logit_oof[fold] = ((X[fold] - mean) / scale) @ coef + bias
         return {"probe": probe_oof, "logit": logit_oof, "X": X}
 
+    def repeated(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The first assignment's cross-validation (its out-of-fold probe column fits the final logistic) and
+        the out-of-fold logits of every assignment, shape (REPEATS, n)."""
+        runs = [self.cross_validate(folds=f) for f in self.fold_sets]
+        return runs[0], np.array([r["logit"] for r in runs])
+
+    def leave_one_file_out(self, sizes: Sequence[int], target_fpr: float) -> dict[str, Any]:
+        """Each dev file scored by a model trained on the others, its thresholds set the same way on their
+        out-of-fold predictions: what the model and its thresholds do on text written by other people in another
+        round, which the folds (cue patterns were written while reading every dev file) overstate."""
+        n = len(self.y)
+        src = np.repeat(np.arange(len(sizes)), sizes)
+        K = self.kernel(SCALES)
+        y_all = np.concatenate([self.y, self.y_a])
+        anchors = np.arange(n, len(y_all))
+        langs = np.asarray(self.langs)
+        probs, alerts = np.zeros(n), np.zeros(n, dtype=bool)
+        for f in range(len(sizes)):
+            te, trn = np.where(src == f)[0], np.where(src != f)[0]
+            inner = [trn[k] for k in group_folds(self.y[trn], [self.groups[i] for i in trn], FOLDS, SEED)]
+            cv = self.cross_validate(folds=inner, within=trn)
+            shared, cal, _, _ = calibrate_languages(langs[trn], self.y[trn], cv["logit"][trn][None, :], self.rule_hit[trn], target_fpr)
+            tr_all = np.concatenate([trn, anchors])
+            alpha, b = fit_dual(K[np.ix_(tr_all, tr_all)], y_all[tr_all])
+            X = np.column_stack([self.feats["X"][te], K[np.ix_(te, tr_all)] @ alpha + b])
+            mean, scale, coef, bias = fit_logistic(cv["X"][trn], self.y[trn], L2)
+            z = ((X - mean) / scale) @ coef + bias
+            for j, i in enumerate(te):
+                c = cal.get(str(langs[i]))
+                probs[i] = float(sigmoid(np.array(c.a * z[j] + c.b if c else z[j])))
+                alerts[i] = bool(self.rule_hit[i]) or probs[i] >= (c.threshold if c else shared)
+        out = figures(self.items, probs, alerts)
+        out["by_file"] = [round(roc_auc(self.y[src == f], probs[src == f]), 4) for f in range(len(sizes))]
+        return out
+
+
+def near_duplicate_groups(groups: Sequence[str], char_kernel: np.ndarray, langs: Sequence[str],
+                          near: float = NEAR_DUPLICATE) -> list[str]:
+    """The scenario groups merged with near-duplicate pairs (union-find; deterministic names)."""
+    n = len(groups)
+    parent = list(range(n))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    first: dict[str, int] = {}
+    for i, g in enumerate(groups):
+        union(i, first.setdefault(str(g), i))
+    lang = np.asarray(langs)
+    ii, jj = np.nonzero(np.triu(char_kernel >= near, 1))
+    for a, b in zip(ii.tolist(), jj.tolist()):
+        if lang[a] == lang[b]:
+            union(a, b)
+    return [str(groups[find(i)]) for i in range(n)]
+
 
 def calibrate_languages(langs: Sequence[str] | np.ndarray, y: np.ndarray, logit: np.ndarray, rule_hit: np.ndarray,
-                        target_fpr: float) -> tuple[float, dict[str, LangCalibration], np.ndarray, np.ndarray]:
-    """(shared threshold, per-language calibrations, calibrated probabilities, alerts) from out-of-fold logits.
-    Rule hits alert whatever the probability, so they count against each language's false-alarm budget."""
-    langs = np.asarray(langs)
-    p = sigmoid(logit)
+                        target_fpr: float, shrink: float = THRESHOLD_SHRINK
+                        ) -> tuple[float, dict[str, LangCalibration], np.ndarray, np.ndarray]:
+    """(shared threshold, per-language calibrations, calibrated probabilities, alerts) from out-of-fold logits,
+    one row per fold assignment (a 1-d array is one), pooled. Rule hits alert whatever the probability, so they
+    count against each language's false-alarm budget. Each language's threshold is pulled towards the shared
+    one by ``shrink``. The probabilities and alerts returned are the pooled ones, shape (repeats * n,)."""
+    logit = np.atleast_2d(logit)
+    r = logit.shape[0]
+    langs = np.tile(np.asarray(langs), r)
+    y, rule_hit, z = np.tile(y, r), np.tile(rule_hit, r), logit.ravel()
+    p = sigmoid(z)
     shared = threshold_for_fpr(y, np.where(rule_hit, 1.0, p), target_fpr)
     cal: dict[str, LangCalibration] = {}
     q = p.copy()
     for lang in LANGS:
         m = langs == lang
-        if (y[m] == 1).sum() < MIN_CLASS or (y[m] == 0).sum() < MIN_CLASS:
+        neg = int((y[m] == 0).sum()) // r
+        if (y[m] == 1).sum() < MIN_CLASS * r or neg < MIN_CLASS:
             continue
-        a, b = fit_platt(logit[m], y[m], PLATT_PRIOR)
-        q[m] = sigmoid(a * logit[m] + b)
-        cal[lang] = LangCalibration(a, b, threshold_for_fpr(y[m], np.where(rule_hit[m], 1.0, q[m]), target_fpr))
+        a, b = fit_platt(z[m], y[m], PLATT_PRIOR * r)
+        q[m] = sigmoid(a * z[m] + b)
+        own = threshold_for_fpr(y[m], np.where(rule_hit[m], 1.0, q[m]), target_fpr)
+        w = neg / (neg + shrink)
+        # Only upwards: a language keeps its own false-alarm budget on the dev folds, and one whose threshold came
+        # out below the shared one (its dev negatives were easy) is not trusted that far on new text.
+        cal[lang] = LangCalibration(a, b, max(own, w * own + (1 - w) * shared))
     thr = np.array([cal[lg].threshold if lg in cal else shared for lg in langs])
     return shared, cal, q, rule_hit | (q >= thr)
 
 
 def figures(items: list[dict[str, Any]], probs: np.ndarray, alerts: np.ndarray) -> dict[str, Any]:
-    """AUC / TPR / FPR overall and per labelled language."""
+    """AUC / TPR / FPR overall and per labelled language (``probs``/``alerts`` may hold several repeats of the
+    items, one after the other: pooled)."""
+    reps = len(probs) // max(1, len(items))
+    items = list(items) * reps
     y = np.array([it["label"] for it in items])
 
     def block(m: np.ndarray) -> dict[str, Any]:
         r = rates(y[m], alerts[m])
-        return {"n": int(m.sum()), "auc": round(roc_auc(y[m], probs[m]), 4), "tpr": round(r["tpr"], 4), "fpr": round(r["fpr"], 4)}
+        return {"n": int(m.sum()) // reps, "auc": round(roc_auc(y[m], probs[m]), 4), "tpr": round(r["tpr"], 4), "fpr": round(r["fpr"], 4)}
 
     by_lang: dict[str, list[int]] = defaultdict(list)
     for i, it in enumerate(items):
@@ -179,11 +279,14 @@ def figures(items: list[dict[str, Any]], probs: np.ndarray, alerts: np.ndarray) 
 
 def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
                       target_fpr: float = TARGET_FPR, source: str | Sequence[str] = DEV_SET_NAMES,
-                      vectors: np.ndarray | None = None, prepared: Prepared | None = None) -> LogisticModel:
+                      vectors: np.ndarray | None = None, prepared: Prepared | None = None,
+                      file_sizes: Sequence[int] | None = None) -> LogisticModel:
+    """``file_sizes``: how many of ``items`` each dev file gave, in order; with two files or more the dev
+    figures include leave-one-file-out ones."""
     prep = prepared or Prepared(embedder, index, items, top_k, vectors)
     y, n = prep.y, len(prep.y)
-    cv = prep.cross_validate()
-    shared, cal, q_oof, alerts = calibrate_languages(prep.langs, y, cv["logit"], prep.rule_hit, target_fpr)
+    cv, logits = prep.repeated()
+    shared, cal, q_oof, alerts = calibrate_languages(prep.langs, y, logits, prep.rule_hit, target_fpr)
     names = list(FEATURE_NAMES) + ["probe"]
     mean, scale, coef, bias = fit_logistic(cv["X"], y, L2)
     # The final probe on every dev item and anchor; its weights per block: w = scale * M^T alpha.
@@ -194,6 +297,7 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
     sources = [source] if isinstance(source, str) else list(source)
     digest = hashlib.sha256("\n".join(f"{t}\t{lbl}" for t, lbl in zip(prep.texts, y)).encode()).hexdigest()[:16]
     cv_figures = figures(prep.items, q_oof, alerts)
+    lofo = prep.leave_one_file_out(file_sizes, target_fpr) if file_sizes is not None and len(file_sizes) > 1 else None
     model.meta = {
         "model": embedder.name,
         "embedding_languages": sorted(prep.languages) if prep.languages is not None else ["multilingual"],
@@ -205,7 +309,8 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
         "method": f"L2 logistic regression (IRLS, l2={L2}) over language, anchor (where the embedding model covers the "
                   f"language), rule and cue-family features + an out-of-fold ridge text probe (char/word n-grams, cue "
                   f"concepts, embedding; dev + anchor texts); per-language Platt scaling and threshold = lowest with "
-                  f"{FOLDS}-fold (by scenario) out-of-fold FPR <= {target_fpr} (seed {SEED})",
+                  f"{FOLDS}-fold (by scenario and near duplicate) out-of-fold FPR <= {target_fpr}, pooled over {REPEATS} "
+                  f"fold assignments (seeds {SEED}..{SEED + REPEATS - 1}), pulled towards the shared one (shrink {THRESHOLD_SHRINK:g})",
         "dev": {
             "cv_auc": cv_figures["auc"],
             "cv_tpr": cv_figures["tpr"],
@@ -213,6 +318,7 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
             "cv_by_language": cv_figures["by_language"],
             "raw_drift_auc": round(roc_auc(y, prep.feats["drift"]), 4),
             "probe_cv_auc": round(roc_auc(y, cv["probe"]), 4),
+            **({"leave_one_file_out": {k: lofo[k] for k in ("auc", "tpr", "fpr", "by_file", "by_language")}} if lofo else {}),
         },
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }

@@ -61,3 +61,25 @@ def test_second_round_is_built_and_checked():
     assert len(rows) >= 1200 and {r["lang"] for r in rows} == set(LANGS)
     assert all(r["scenario"].startswith("ml2-") for r in rows)
     assert len({r["scenario"] for r in rows}) < len(rows) / 4  # cross-language siblings share a scenario
+
+
+def test_third_round_is_built_from_its_sources():
+    """The third round (tests/data/drift_ml3/, dev only) is the shipped file: no duplicate, no text of another dev
+    file or an anchor; its build never opens the held-out files."""
+    build = ROOT / "tests" / "data" / "drift_ml3" / "build.py"
+    result = subprocess.run([sys.executable, str(build), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    code = build.read_text(encoding="utf-8").split('"""', 2)[2]  # after the module docstring
+    assert "heldout" not in code and "drift_test" not in code and "blind" not in code
+    rows = _rows(ROOT / "compass_hooks" / "drift" / "data" / "drift_dev_ml3.jsonl")
+    assert len(rows) >= 500 and {r["lang"] for r in rows} == set(LANGS)
+    assert all(r["scenario"].startswith("ml3-") for r in rows)
+    assert len({r["scenario"] for r in rows}) < len(rows) / 3  # cross-language siblings share a scenario
+
+
+def test_drift_dev_siblings_share_a_scenario():
+    """drift_dev.jsonl's Chinese half follows the English plan category by category: likely siblings share an id."""
+    rows = _rows(ROOT / "compass_hooks" / "drift" / "data" / "drift_dev.jsonl")
+    assert all(r["scenario"].startswith("dev1-") for r in rows)
+    by = Counter(r["scenario"] for r in rows)
+    assert sum(1 for c in by.values() if c == 2) > 300

@@ -87,6 +87,11 @@ def test_prompt_rules_fire_on_instructions_not_on_explanations():
     "以后不准 git reset --hard",
     "千万别 rm -rf 整个项目目录，清理只清 build。",
     "git clean -fdx 会删掉什么？",
+    "review this PR: it adds a DROP TABLE in a migration, tell me whether it's safe to merge",
+    "there's an rm -rf in the release script, add an allowlist check on the path",
+    "git clean -fdx は何をするの？知りたいだけで、実行はしないで",
+    "hay un rm -rf en el script de release, añade una comprobación de rutas permitidas",
+    "tem um rm -rf no script de release, coloca uma checagem de caminho permitido",
 ])
 def test_prompt_rules_skip_rules_the_user_states(text):
     """A prohibition or guard governing the command is a rule being set, not a request to run it."""
