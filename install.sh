@@ -124,14 +124,12 @@ if [ ! -f "$PLUGIN_DIR/anchors/calibration/$default_model.json" ] && [ ! -f "$DA
   did+=("calibrated the drift scorer for $default_model")
 fi
 "$PY" - "$default_model" <<'PYEOF'
-import sys
-from compass_hooks.config import load_config, save_config
+import json, sys
+from compass_hooks.config import edit_config, load_config
 from compass_hooks.paths import get_paths
 paths = get_paths().ensure()
-cfg = load_config(paths.config, env={})
-if cfg.get("model", "name") != sys.argv[1]:
-    cfg.data["model"]["name"] = sys.argv[1]
-    save_config(cfg, paths.config)
+if load_config(paths.config, env={}).get("model", "name") != sys.argv[1]:
+    edit_config(paths.config, "model.name", json.dumps(sys.argv[1]))  # keeps the file's comments
     print(f"    default model set to {sys.argv[1]} in {paths.config}")
 PYEOF
 

@@ -221,3 +221,83 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise ConfigError(f"cannot write {value!r} to TOML")
+
+
+def _parse_value(section: str, key: str, text: str) -> Any:
+    """A value given on the command line, read as TOML (``2``, ``true``, ``["default", "infra"]``); text that is
+    not TOML is taken as a string when the key holds strings, so ``config set model.name bge-m3`` needs no quotes."""
+    try:
+        return _toml.loads(f"v = {text}")["v"]
+    except _toml.TOMLDecodeError:
+        if SCHEMA[section][key].kind is str:
+            return text
+        raise ConfigError(f"{section}.{key}: {text!r} is not a value", f"e.g. {_toml_value(DEFAULTS[section][key])}"
+                          if DEFAULTS[section][key] is not None else "e.g. 0.7") from None
+
+
+def _split_key(dotted: str) -> tuple[str, str]:
+    section, _, key = dotted.partition(".")
+    if section not in SCHEMA:
+        raise ConfigError(f"unknown section {section!r} in {dotted!r}", f"keys look like model.name; sections: "
+                          f"{', '.join(SCHEMA)}")
+    if key not in SCHEMA[section]:
+        raise ConfigError(f"unknown key {dotted!r}", f"keys of [{section}]: {', '.join(SCHEMA[section])}")
+    return section, key
+
+
+def edit_config(path: Path, dotted: str, text: str | None) -> Any:
+    """Set ``section.key`` to ``text`` (read as TOML), or remove it from the file (``text`` None: back to the
+    default), keeping the file's comments, order and formatting (tomlkit), and return the new value.
+
+    The value is checked against :data:`SCHEMA` before anything is written, and the file is replaced atomically
+    (same mode, 0600 for a new one), so a bad value or a crash leaves the old file as it was. tomlkit is imported
+    here, not at the top: the hook client imports this module under ``python -I -S``."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    section, key = _split_key(dotted)
+    value = None if text is None else _parse_value(section, key, text)
+    if value is not None:
+        why = SCHEMA[section][key].problem(value)
+        if why:
+            raise ConfigError(f"{dotted} {why}", f"default: {_toml_value(DEFAULTS[section][key])}"
+                              if DEFAULTS[section][key] is not None else "unset it to use the documented default")
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}", "fix or delete the file") from None
+    table = doc.get(section)
+    if value is None:
+        if table is not None and key in table:
+            del table[key]
+            if not table:
+                del doc[section]
+    else:
+        if table is None:
+            table = tomlkit.table()
+            doc[section] = table
+        table[key] = value
+    text_out = tomlkit.dumps(doc)
+    # Whatever else the file holds must still load: a set never leaves a config that every hook then rejects.
+    try:
+        parsed = _toml.loads(text_out)
+    except _toml.TOMLDecodeError as exc:  # pragma: no cover - tomlkit writes valid TOML
+        raise ConfigError(f"cannot write {dotted}: {exc}") from None
+    cfg = Config(source=path)
+    for sec, values in parsed.items():
+        if sec in DEFAULTS and isinstance(values, dict):
+            cfg.data[sec].update({k: v for k, v in values.items() if k in DEFAULTS[sec]})
+    validate(cfg)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text_out)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return DEFAULTS[section][key] if value is None else value
