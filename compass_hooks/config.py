@@ -231,8 +231,9 @@ def _parse_value(section: str, key: str, text: str) -> Any:
     except _toml.TOMLDecodeError:
         if SCHEMA[section][key].kind is str:
             return text
-        raise ConfigError(f"{section}.{key}: {text!r} is not a value", f"e.g. {_toml_value(DEFAULTS[section][key])}"
-                          if DEFAULTS[section][key] is not None else "e.g. 0.7") from None
+        raise ConfigError(f"{section}.{key} {SCHEMA[section][key].problem(text)}",
+                          f"e.g. {_toml_value(DEFAULTS[section][key])}" if DEFAULTS[section][key] is not None
+                          else "e.g. 0.7") from None
 
 
 def _split_key(dotted: str) -> tuple[str, str]:
