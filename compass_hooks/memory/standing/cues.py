@@ -31,10 +31,11 @@ def is_zh(text: str) -> bool:
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 # A line that is code, a log or a config, not prose: indented, a shell prompt, a comment, a keyword start, a
-# brace or semicolon ending, a stack trace or a compiler message. Rules quoted inside code are never rules.
+# brace or semicolon ending, a stack trace or a compiler message (a block comment's " * " line is indented; "* item" at
+# the line start is a markdown bullet). Rules quoted inside code are never rules.
 _CODE_LINE = re.compile(
     r"""^(?:[ \t]{2,}\S|\t)
-      | ^\s*(?:\$\s|>>>|\#(?!\#)|//|--\s|/\*|\*\s|@\w|<\w[^>]*>)
+      | ^\s*(?:\$\s|>>>|\#(?!\#)|//|--\s|/\*|@\w|<\w[^>]*>) | ^\s+\*\s
       | ^\s*(?:def|class|fn|func|function|import|from|return|if|elif|else|for|while|select|case|let|const|var|pub|impl|
              use|package|public|private|static|try|catch|except|raise|assert|guard|SELECT|INSERT|UPDATE|DELETE|CREATE|
              ALTER|DROP|WITH|FROM|WHERE|set\s+-|export|echo|curl|git|npm|pip|docker|kubectl|cargo|go|make)\b[^.!?。！？]*$
@@ -417,7 +418,65 @@ _QUESTION = re.compile(r"[?？]\s*[\"'”’)]*\s*$")
 _PROMPT_CODE = re.compile(r"```|\n\s{2,}\S|\n\s*(?:\$|>>>|#|//)|Traceback|\berror\b[:\[]|\{\s*\n", _I)
 
 
+# Typos in the words the cue families key on ("alwyas", "answrs", "evrey reply") made a rule lose every cue it
+# had (form-robustness harness, compass_eval/standing_forms.py: recall 0.77 with two typos in the rule). Before the
+# cues are matched, a word that is one typing slip away from one of these (two neighbouring letters swapped, an
+# inner letter dropped or doubled; never the first letter) is read as that word, unless the slip is itself a word
+# of the dev set (a real word: "relies" is not "replies").
+_CUE_WORDS = (
+    "always", "never", "every", "everything", "anything", "answer", "answers", "reply", "replies", "response",
+    "responses", "please", "forward", "onwards", "anymore", "bullet", "bullets", "emoji", "emojis", "markdown",
+    "english", "chinese", "sentence", "sentences", "paragraph", "paragraphs", "words", "explain", "explanation",
+    "explanations", "instead", "unless", "whenever", "without", "conversation", "session", "project", "default",
+    "prefer", "format", "formatting", "headers", "headings", "summary", "shorter", "concise",
+    "language", "spelling", "comments", "message", "messages", "until", "otherwise", "remember", "throughout",
+    "repository", "future", "should", "mention", "include", "write", "start", "begin", "finish", "bold", "italics",
+    "brief", "using", "written")
+# Slips that are words of their own, whether or not the dev set has them.
+_REAL_WORDS = frozenset(("relies", "selling", "avid", "eery", "tales", "util", "sorter", "pease", "sop", "stat", "bod"))
+
+
+def _slips(word: str) -> set[str]:
+    out = set()
+    for i in range(1, len(word) - 1):
+        out.add(word[:i] + word[i + 1:])  # an inner letter dropped
+        out.add(word[:i] + word[i] + word[i:])  # doubled
+    for i in range(1, len(word) - 1):
+        out.add(word[:i] + word[i + 1] + word[i] + word[i + 2:])  # neighbours swapped
+    out.add(word[:-1] + word[-1] + word[-1])
+    return out
+
+
+def _slip_map() -> dict[str, str]:
+    seen: set[str] = set(_REAL_WORDS)
+    for path in sorted((Path(__file__).resolve().parent / "data").glob("detect_dev*.jsonl")):
+        try:
+            seen.update(w.lower() for w in re.findall(r"[A-Za-z]+", path.read_text(encoding="utf-8")))
+        except OSError:
+            pass
+    out: dict[str, str] = {}
+    for word in _CUE_WORDS:
+        for slip in _slips(word):
+            if len(slip) >= 3 and slip != word and slip not in seen and slip not in _CUE_WORDS:
+                out[slip] = word
+    return out
+
+
+_SLIPS: dict[str, str] | None = None
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def normalise(text: str) -> str:
+    """``text`` with typing slips in cue words undone (for the cue families only; offsets are not kept)."""
+    global _SLIPS
+    if _SLIPS is None:
+        _SLIPS = _slip_map()
+    slips = _SLIPS
+    return _WORD.sub(lambda m: slips.get(m.group(0).lower(), m.group(0)), text)
+
+
 def cue_hits(text: str) -> dict[str, bool]:
+    text = normalise(text)
     return {name: bool(rx.search(text)) for name, rx in {**POSITIVE, **NEGATIVE}.items()}
 
 

@@ -488,3 +488,15 @@ def test_the_rule_sentence_decides_set_or_lift_not_a_neighbour_joined_to_it(core
     monkeypatch.setattr(w, "extend", 0.0)  # the task sentence joins whatever its score
     rules = _detect(core, text)
     assert rules and rules[0].text == text and rules[0].action == "set"
+
+
+def test_typing_slips_in_cue_words_are_read_as_the_words_but_real_words_are_not():
+    assert cues.normalise("Alwyas keep answrs short, evrey reply") == "always keep answers short, every reply"
+    assert cues.normalise("it relies on selling tales") == "it relies on selling tales"
+    assert cues.cue_hits("alwyas answer in Frnech")["always_never"]
+
+
+def test_a_markdown_star_bullet_is_prose_and_an_indented_comment_line_is_code():
+    assert [u.text for u in cues.units("Notes:\n* never use bold\n* keep it short")] == [
+        "Notes:", "never use bold", "keep it short"]
+    assert cues.units("/**\n * Never call this twice.\n */") == []
