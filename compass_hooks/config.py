@@ -194,20 +194,26 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
             parsed = _toml.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read config {path}: {exc}", "fix or delete the file") from None
-        for section, values in parsed.items():
-            if section not in DEFAULTS or not isinstance(values, dict):
-                raise ConfigError(f"{path}: unknown section [{section}]", f"known: {', '.join(DEFAULTS)}")
-            for key, value in values.items():
-                if key not in DEFAULTS[section]:
-                    raise ConfigError(f"{path}: unknown key {section}.{key}")
-                cfg.data[section][key] = value
-                origin[(section, key)] = str(path)
+        _apply_file(cfg, parsed, path, origin)
     for name, (section, key, typ) in ENV_OVERRIDES.items():
         if name in environ:
             cfg.data[section][key] = _coerce(environ[name], typ, name)
             origin[(section, key)] = f"${name}"
     validate(cfg, origin)
     return cfg
+
+
+def _apply_file(cfg: Config, parsed: Mapping[str, Any], path: Path, origin: dict[tuple[str, str], str]) -> None:
+    """Lay the parsed file over ``cfg``: an unknown section or key is an error naming it (a typo must not
+    silently do nothing)."""
+    for section, values in parsed.items():
+        if section not in DEFAULTS or not isinstance(values, dict):
+            raise ConfigError(f"{path}: unknown section [{section}]", f"known: {', '.join(DEFAULTS)}")
+        for key, value in values.items():
+            if key not in DEFAULTS[section]:
+                raise ConfigError(f"{path}: unknown key {section}.{key}")
+            cfg.data[section][key] = value
+            origin[(section, key)] = str(path)
 
 
 def _toml_value(value: Any) -> str:
@@ -285,10 +291,9 @@ def edit_config(path: Path, dotted: str, text: str | None) -> Any:
     except _toml.TOMLDecodeError as exc:  # pragma: no cover - tomlkit writes valid TOML
         raise ConfigError(f"cannot write {dotted}: {exc}") from None
     cfg = Config(source=path)
-    for sec, values in parsed.items():
-        if sec in DEFAULTS and isinstance(values, dict):
-            cfg.data[sec].update({k: v for k, v in values.items() if k in DEFAULTS[sec]})
-    validate(cfg)
+    origin: dict[tuple[str, str], str] = {}
+    _apply_file(cfg, parsed, path, origin)
+    validate(cfg, origin)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

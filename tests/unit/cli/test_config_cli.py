@@ -80,3 +80,14 @@ def test_a_new_file_is_private_and_show_lists_every_key(cli_runner, compass_home
     shown = json.loads(cli_runner.invoke(cli, ["config", "show", "--json"]).stdout)
     assert shown["exists"] and shown["settings"]["memory"]["recall_k"] == 5
     assert set(shown["settings"]) == {"model", "worker", "hooks", "drift", "memory", "mcp"}
+
+
+def test_set_refuses_to_build_on_a_file_that_does_not_load(cli_runner, compass_home):
+    """The file as a whole must load after a set, as every hook will read it: a typo elsewhere is named."""
+    path = _config(compass_home)
+    for text, needle in (('[model]\nthreads = "two"\n', "model.threads"), ("[model]\nnmae = 1\n", "model.nmae"),
+                         ("[modle]\nname = 1\n", "[modle]")):
+        path.write_text(text)
+        res = cli_runner.invoke(cli, ["config", "set", "memory.recall_k", "5"])
+        assert res.exit_code != 0 and needle in res.output, (text, res.output)
+        assert path.read_text() == text
