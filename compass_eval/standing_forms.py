@@ -32,7 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from compass_hooks.learn import ngrams
-from compass_hooks.learn.linear import fit_logistic, group_folds, precision_recall, threshold_for_precision
+from compass_hooks.learn.linear import fit_logistic, precision_recall, threshold_for_precision
 from compass_hooks.memory.standing import cues, train
 from compass_hooks.memory.standing.detect import Head, Weights, score_units, unit_matrix
 
@@ -238,11 +238,7 @@ def fold_models(items: list[dict[str, Any]], embed: Callable[[list[str]], np.nda
     """One rule head per fold (fitted as ``train`` fits its out-of-fold heads), the fold of each item, the
     threshold from the out-of-fold scores, and the original-form OOF figures."""
     d = train._Data(items, embed)
-    pfolds = group_folds([it["scenario"] for it in items], train.FOLDS, train.SEED)
-    fold_of = np.empty(len(items), dtype=int)
-    for f, idx in enumerate(pfolds):
-        fold_of[idx] = f
-    folds = [np.flatnonzero(fold_of[d.owner] == f) for f in range(train.FOLDS)]
+    fold_of, folds = train.unit_folds(items, d)
     every = np.arange(len(d.y))
     names = list(cues.FEATURE_NAMES) + ["probe"]
     heads = []
@@ -364,11 +360,7 @@ def run(items: list[dict[str, Any]], embed: Callable[[list[str]], np.ndarray], m
 def _full_weights(items: list[dict[str, Any]], like: Weights, embed: Callable[[list[str]], np.ndarray], model: str,
                   dim: int) -> Weights:
     d = train._Data(items, embed)
-    pfolds = group_folds([it["scenario"] for it in items], train.FOLDS, train.SEED)
-    fold_of = np.empty(len(items), dtype=int)
-    for f, idx in enumerate(pfolds):
-        fold_of[idx] = f
-    folds = [np.flatnonzero(fold_of[d.owner] == f) for f in range(train.FOLDS)]
+    _, folds = train.unit_folds(items, d)
     every = np.arange(len(d.y))
     stack = train._ridge_oof(d.K, d.y, every, folds)
     mean, scale, coef, bias = fit_logistic(np.column_stack([d.X, stack]), d.y, train.L2)

@@ -162,15 +162,19 @@ def _fit_plain(X: np.ndarray, y: np.ndarray, names: list[str], folds: list[np.nd
     return Head(names, mean, scale, coef, bias), oof
 
 
+def unit_folds(items: list[dict[str, Any]], d: "_Data") -> tuple[np.ndarray, list[np.ndarray]]:
+    """Folds by scenario over prompts (the fold of each prompt), carried to their sentences (the sentence rows of
+    each fold): the split every out-of-fold figure of the detector uses."""
+    fold_of = np.empty(len(items), dtype=int)
+    for f, idx in enumerate(group_folds([it["scenario"] for it in items], FOLDS, SEED)):
+        fold_of[idx] = f
+    return fold_of, [np.flatnonzero(fold_of[d.owner] == f) for f in range(FOLDS)]
+
+
 def train(items: list[dict[str, Any]], embed: Callable[[list[str]], np.ndarray], model_name: str, dim: int,
           source: str | Sequence[str] = DEV_SET_NAMES) -> Weights:
     d = _Data(items, embed)
-    # Fold by scenario over prompts, then carry each prompt's fold to its sentences.
-    pfolds = group_folds([it["scenario"] for it in items], FOLDS, SEED)
-    fold_of = np.empty(len(items), dtype=int)
-    for f, idx in enumerate(pfolds):
-        fold_of[idx] = f
-    folds = [np.flatnonzero(fold_of[d.owner] == f) for f in range(FOLDS)]
+    fold_of, folds = unit_folds(items, d)
     every = np.arange(len(d.y))
     rule, rule_oof = _fit_head(d.X, d.Phi, d.K, d.y, list(cues.FEATURE_NAMES), folds, every)
     prompt_oof = _prompt_max(rule_oof, d.owner, len(items))
