@@ -149,10 +149,13 @@ def _where_lost(paths: Any, lost: list[str]) -> dict[str, Any]:
     for name in ("worker.log", "memory.log", "hook.log"):
         try:
             with open(paths.logs / name, encoding="utf-8", errors="replace") as fh:
-                warnings += [f"{name}: {line.rstrip()[:300]}" for line in fh
-                             if " WARNING " in line or " ERROR " in line][-10:]
+                lines = fh.readlines()
         except OSError:
             continue
+        warnings += [f"{name}: {line.rstrip()[:300]}" for line in lines
+                     if " WARNING " in line or " ERROR " in line][-10:]
+        if name == "worker.log":  # which workers started, stopped or gave way to another (INFO lines)
+            warnings += [f"{name}: {line.rstrip()[:300]}" for line in lines[-8:]]
     return {"in_spool": {p: found.get(p, []) for p in lost[:5]}, "spooled": spool.count(paths.data),
             "set_aside": spool.bad_count(paths.data), "log_warnings": warnings}
 
@@ -227,7 +230,10 @@ def run_load(sessions: int, seconds: float, model: str | None = None, plugin_roo
                 cut["at_s"] = round(time.monotonic() - started, 2)
                 stored_then = _stored_prompts(paths.db, paths.audit_log)
                 cut.update({"answered": len(sent), "stored": len(sent & stored_then), **_on_disk(paths)})
-                client.ensure_worker(paths, wait_s=120)  # the next worker, as the next hook would start it
+            if interrupt is not None:
+                # The next worker, as the next prompt's hook would start it: a hook that failed open while the
+                # stopped worker was still draining left its capture on disk for that worker, not for a timer.
+                client.ensure_worker(paths, wait_s=120)
             deadline = time.monotonic() + CAPTURE_WAIT_S
             stored = _stored_prompts(paths.db, paths.audit_log)
             while sent - stored and time.monotonic() < deadline:

@@ -24,7 +24,6 @@ itself (:func:`build`) is what the detached process runs.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -218,12 +217,10 @@ def _step(cmd: list[str], env: dict[str, str]) -> None:
 def build(data: str, plugin_root: str, steps: Callable[[list[str], dict[str, str]], None] = _step) -> int:
     """Build the venv (runs detached, output to logs/bootstrap.log). 0 on success or when another build runs."""
     os.makedirs(os.path.join(data, "run"), mode=0o700, exist_ok=True)
-    fd = os.open(_lock_path(data), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = locks.acquire(_lock_path(data))
+    if fd is None:
+        return 0
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return 0
         if stamp_ok(data, plugin_root):
             return 0
         venv = venv_dir(data)

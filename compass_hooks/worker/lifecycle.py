@@ -13,7 +13,6 @@ Stdlib only (the client imports it).
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import time
@@ -78,13 +77,7 @@ def is_our_worker(pid: int, paths: Any) -> bool:
 def acquire_lock(paths: Any) -> int | None:
     """The worker lock fd (kept open for the worker's life), or None if another worker holds it."""
     Path(paths.run).mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(paths.worker_lock, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return locks.acquire(paths.worker_lock)
 
 
 def lock_held(paths: Any) -> bool:

@@ -10,9 +10,20 @@ from compass_hooks.paths import get_paths
 
 
 def start_worker(wait_s: float = 30.0) -> dict:
+    from compass_hooks.errors import WorkerUnavailable
     from compass_hooks.worker import client
 
-    return client.ensure_worker(get_paths(), wait_s=wait_s)
+    try:
+        return client.ensure_worker(get_paths(), wait_s=wait_s)
+    except WorkerUnavailable as exc:  # a CI failure names its cause: the worker's own last words
+        logs = get_paths().logs
+        tails = []
+        for name in ("worker.log", "worker.stderr.log"):
+            try:
+                tails.append(f"--- {name}\n" + "".join((logs / name).read_text(errors="replace").splitlines(True)[-15:]))
+            except OSError:
+                tails.append(f"--- {name}: absent")
+        raise AssertionError(f"{exc}\n" + "\n".join(tails)) from exc
 
 
 def stop_worker() -> None:
