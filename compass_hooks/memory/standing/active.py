@@ -21,10 +21,11 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
 
 from ..store import GLOBAL
-from .cues import POSITIVE
+from .cues import POSITIVE, plain_question
 from .detect import Rule
 
 COLUMNS = ("id", "project", "session", "scope", "text", "subjects", "lang", "prob", "created", "origin", "memory_id",
@@ -33,6 +34,16 @@ _SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM instructions"
 # A revocation naming no known subject retires the most similar active rule only above these floors.
 REVOKE_MIN_COSINE = 0.45
 REVOKE_MIN_OVERLAP = 0.35
+# An amendment (a sentence below the detector's bar that changes a rule in force) must be this like that rule
+# (English, MiniLM cosine) besides sharing a subject with it. docs/memory.md, "Amendments".
+AMEND_MIN_COSINE = 0.5
+# ... and the detector must score it at least this (its trained bar is about 0.6): below, "Hmm, OK" and the like.
+AMEND_MIN_PROB = 0.2
+# ... and it must name a quantity (a limit changed: "make it 50 lines", "改成三段以内"): without one, a one-off
+# exception ("use pandas for this quick exploration") or a task ("把缓存层换成 Redis") read as amendments on the
+# dev negatives and would have retired the standing rule they touch.
+_QUANTITY = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+                       r"forty|fifty|sixty|hundred|thousand|dozen|half|single|double)\b|[二两三四五六七八九十百千万半]|一[个段句行条次页点张篇字份项]", re.I)
 # A SessionStart(compact) with a new session id continues the session whose PreCompact came this recently.
 HANDOFF_WINDOW_S = 600.0
 _REPLACING = POSITIVE["replace"]
@@ -201,17 +212,59 @@ def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
     return _most_similar(rule, candidates, similarity)
 
 
+def _active_visible(store: Any, project: str, session: str | None) -> list[dict[str, Any]]:
+    where, args = _visible_where(project, session)
+    return [_row(r) for r in store.read(f"{_SELECT} WHERE state = 'active' AND {where}", args)]
+
+
+def amendment(store: Any, candidates: Sequence[Rule], project: str | None, session: str | None,
+              similarity: Callable[[str, list[str]], list[float]] | None = None) -> tuple[Rule, int] | None:
+    """The first of ``candidates`` (sentences the detector scored below its bar) that changes a rule in force,
+    as (the rule to record, the id of the rule it replaces); None when none does.
+
+    "Thinking about it, 30 lines is too strict; make it 50 lines instead." reads as a rule only beside "keep
+    functions under 30 lines": on its own it scores 0.3. Left out, the old rule stayed in force and was shown
+    with every prompt after the user changed it. Taken only when the sentence says it changes something (the
+    detector's replace cues: "instead", "make it", "too strict", 改成), names a quantity, is not a question,
+    shares a subject with exactly one visible rule, and is clearly about the same thing: cosine >= :data:`AMEND_MIN_COSINE` (English),
+    character overlap >= :data:`REVOKE_MIN_OVERLAP` (Chinese), or two shared salient terms. It takes that rule's
+    scope unless it names one."""
+    live = _active_visible(store, project or GLOBAL, session)
+    if not live:
+        return None
+    for rule in candidates:
+        if (rule.action != "set" or not _REPLACING.search(rule.text) or not _QUANTITY.search(rule.text)
+                or plain_question(rule.text)):
+            continue
+        mine = set(rule.subjects)
+        near = [c for c in live if mine & set(c["subjects"])]
+        if not near:
+            continue
+        texts = [c["text"] for c in near]
+        cos = similarity(rule.text, texts) if similarity and rule.lang == "en" else None
+        terms = salient(rule.text)
+        hits = [c for i, c in enumerate(near)
+                if (cos is not None and cos[i] >= AMEND_MIN_COSINE) or len(terms & salient(c["text"])) >= 2
+                or (rule.lang == "zh" and _overlap(rule.text, c["text"]) >= REVOKE_MIN_OVERLAP)]
+        if len(hits) != 1:  # none, or it could be about either: leave the rules as they are
+            continue
+        target = hits[0]
+        scope = rule.scope if rule.scope_named else target["scope"]
+        return replace(rule, scope=scope), int(target["id"])
+    return None
+
+
 def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str | None, memory_id: int | None,
           created: float | None = None, similarity: Callable[[str, list[str]], list[float]] | None = None,
-          capture_key: str | None = None) -> dict[str, list[int]]:
+          capture_key: str | None = None, replaces: Sequence[int] = ()) -> dict[str, list[int]]:
     """Record what one prompt said: new rules in, rules it revokes or replaces retired. Returns the ids
     ``{"added": [...], "retired": [...]}``. ``similarity(text, texts)``: cosines, for a revocation naming no
-    known subject (None: character overlap only)."""
+    known subject (None: character overlap only). ``replaces``: rule ids the prompt replaces whatever its
+    subjects (an :func:`amendment`'s target)."""
     project = project or GLOBAL
     now = time.time() if created is None else float(created)
-    where, args = _visible_where(project, session)
-    candidates = [_row(r) for r in store.read(f"{_SELECT} WHERE state = 'active' AND {where}", args)]
-    plan_retire: list[tuple[int, str]] = []
+    candidates = _active_visible(store, project, session)
+    plan_retire: list[tuple[int, str]] = [(int(i), "replaced") for i in replaces]
     plan_add: list[tuple] = []
     for rule in rules:
         live = [c for c in candidates if c["id"] not in {i for i, _ in plan_retire}]
@@ -223,7 +276,9 @@ def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str |
         key = fold(rule.text)
         narrower = [c for c in live if c["scope"] in _NARROWER[rule.scope]]
         same = [c for c in narrower if fold(c["text"]) == key or (main is not None and c["subjects"][:1] == [main])]
-        if not same and _REPLACING.search(rule.text):
+        if replaces:  # an amendment: its target is decided (amendment()), not guessed again here
+            same = []
+        elif not same and _REPLACING.search(rule.text):
             # "Actually, make it ... instead", "改成...吧": it changes an earlier rule; with no subject in common,
             # the one it is most like, when it is clearly like one.
             same = _most_similar(rule, narrower, similarity)

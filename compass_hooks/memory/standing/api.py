@@ -72,10 +72,18 @@ def observe(core: CoreLike, text: str, project: str | None, session: str | None,
     if not enabled(core) or FLAG_SUSPICIOUS in set(flags) or not text:
         return {"added": [], "retired": []}
     weights = detect.weights_for(core)
-    rules = [r for r in detect.detect(weights, text, _embedder(core, vectors)) if not looks_like_instruction(r.text)]
-    if not rules:
-        return {"added": [], "retired": []}
-    return active.apply(core.store, rules, project, session, memory_id, created, _similarity(core), capture_key)
+    found = [r for r in detect.detect(weights, text, _embedder(core, vectors), bar=active.AMEND_MIN_PROB)
+             if not looks_like_instruction(r.text)]
+    rules = [r for r in found if r.prob >= weights.threshold]
+    replaces: list[int] = []
+    if not rules:  # nothing reads as a rule on its own: maybe it changes one in force
+        amended = active.amendment(core.store, [r for r in found if r.prob < weights.threshold], project, session,
+                                   _similarity(core))
+        if amended is None:
+            return {"added": [], "retired": []}
+        rules, replaces = [amended[0]], [amended[1]]
+    return active.apply(core.store, rules, project, session, memory_id, created, _similarity(core), capture_key,
+                        replaces)
 
 
 def _item(r: dict[str, Any], now: float | None) -> str:

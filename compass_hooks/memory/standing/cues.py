@@ -490,7 +490,7 @@ _GENERAL = ("temporal", "scope_session", "scope_project", "scope_global", "every
             "revoke", "replace", "format", "length", "vocabulary", "language", "start_end", "style", *LEXICON_FAMILIES)
 
 
-def _plain_question(text: str) -> bool:
+def plain_question(text: str) -> bool:
     """A question that is not a request ("Could you answer in Dutch from now on?" asks for a rule)."""
     return bool(_QUESTION.search(text)) and not POSITIVE["q_request"].search(text)
 
@@ -506,12 +506,12 @@ def features(unit: Unit, prompt: str, n_units: int) -> list[float]:
     """One row of :data:`FEATURE_NAMES` for ``unit`` of ``prompt``."""
     hits = cue_hits(unit.text)
     hits["quoted_rule"] = hits["quoted_rule"] or inside_quote(unit, prompt)
-    question = _plain_question(unit.text)
+    question = plain_question(unit.text)
     content = sum(hits[c] for c in _CONTENT)
     framing = sum(hits[c] for c in _FRAMING)
     positive = sum(hits[n] for n in POSITIVE)
     negated = any(hits[n] for n in _NEGATING) or question
-    only_q = all(_plain_question(u) for u in re.split(r"(?<=[.!?。！？])\s*", prompt.strip()) if u.strip())
+    only_q = all(plain_question(u) for u in re.split(r"(?<=[.!?。！？])\s*", prompt.strip()) if u.strip())
     row = [float(hits[n]) for n in CUE_NAMES]
     # The last two let a linear model say "rule cues, but in a question / a quote / a one-off" (an interaction).
     row += [float(question), float(is_zh(unit.text)), math.log1p(len(unit.text)) / 6.0, math.log1p(n_units) / 3.0,

@@ -187,9 +187,11 @@ def score_units(w: Weights, texts: Sequence[str], X: np.ndarray, vectors: np.nda
     return w.rule.proba(X, Phi), Phi
 
 
-def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray]) -> list[Rule]:
+def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray], bar: float | None = None) -> list[Rule]:
     """The rules ``text`` sets or lifts, best first ([] for none). ``embed(texts)`` gives the sentences' vectors
-    (one call; the caller may answer from vectors it has)."""
+    (one call; the caller may answer from vectors it has). ``bar``: a lower bar than the trained threshold also
+    gives the sentences between the two as candidates (``prob`` says which are rules on their own); the rules at
+    the threshold are the same either way (neighbours join a rule at ``w.extend`` only)."""
     us = cues.units(text)
     if not us:
         return []
@@ -204,7 +206,7 @@ def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray]) -> l
     used: set[int] = set()
     for i in np.argsort(-p, kind="mergesort"):
         i = int(i)
-        if p[i] < w.threshold or i in used:
+        if p[i] < (w.threshold if bar is None else min(bar, w.threshold)) or i in used:
             continue
         span = [i]
         for step in (-1, 1):  # grow over neighbours that also read as part of the rule

@@ -189,6 +189,57 @@ def test_a_revocation_without_a_known_subject_retires_the_most_similar_rule_only
     assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use metric units."]
 
 
+def _candidate(text, scope="session", named=False):
+    """A sentence the detector scored below its bar (0.3), with the subjects the product gives it."""
+    return Rule("set", text, 0, len(text), scope, named, tuple(cues.subjects(text)), 0.3,
+                "zh" if cues.is_zh(text) else "en")
+
+
+def test_an_amendment_below_the_bar_replaces_the_one_rule_it_changes(core):
+    st = core.store
+    rule = "In this repo, keep functions under 30 lines."
+    active.apply(st, [_rule(rule, scope="project", subjects=cues.subjects(rule))], "/p", "s1", None)
+    active.apply(st, [_rule("Never use pandas in this project.", scope="project", subjects=("lib:pandas",))],
+                 "/p", "s1", None)
+    alike = lambda text, texts: [0.6 for _ in texts]  # noqa: E731 - cosines as MiniLM gives these pairs (0.59)
+    change = "Thinking about it, 30 lines is too strict; make it 50 lines instead."
+    got = active.amendment(st, [_candidate(change)], "/p", "s1", alike)
+    assert got is not None
+    amended, target = got
+    assert amended.text == change and amended.scope == "project"  # the scope of the rule it changes
+    assert [r["text"] for r in active.visible(st, "/p", "s1") if r["id"] == target] == [rule]
+    active.apply(st, [amended], "/p", "s1", None, similarity=alike, replaces=[target])
+    now = {r["text"] for r in active.visible(st, "/p", "s2")}  # another session of the project: project scope
+    assert now == {change, "Never use pandas in this project."}
+    states = {r["text"]: r["state"] for r in active.history(st, "/p", include_retired=True)}
+    assert states[rule] == "replaced"
+
+
+@pytest.mark.parametrize("text", [
+    "Use pandas for this quick exploration, it's a scratch notebook.",  # a one-off exception: names no quantity
+    "Is 50 lines too strict instead?",  # a question
+    "Make the hero image 50 pixels taller instead.",  # shares no subject with a rule in force
+    "This function is too long; split it into 3 smaller ones.",  # enforces the rule (no subject of its own)
+])
+def test_what_is_not_an_amendment_leaves_the_rules_in_force(core, text):
+    st = core.store
+    for rule, subjects in (("In this repo, keep functions under 30 lines.", None), ("Never use pandas in this project.",
+                                                                                  ("lib:pandas",))):
+        active.apply(st, [_rule(rule, scope="project", subjects=subjects or cues.subjects(rule))], "/p", "s1", None)
+    alike = lambda text, texts: [0.9 for _ in texts]  # noqa: E731 - even when the embedding finds them alike
+    assert active.amendment(st, [_candidate(text)], "/p", "s1", alike) is None
+
+
+def test_an_amendment_that_could_change_either_of_two_rules_changes_neither(core):
+    st = core.store
+    for rule in ("Keep every answer under 100 words.", "Keep summaries under 3 sentences."):
+        active.apply(st, [_rule(rule, scope="project", subjects=cues.subjects(rule))], "/p", "s1", None)
+    alike = lambda text, texts: [0.7 for _ in texts]  # noqa: E731
+    assert active.amendment(st, [_candidate("Actually that's too tight, make it 200 instead.")], "/p", "s1",
+                            alike) is None
+    assert active.amendment(st, [_candidate("Make it 50 lines instead.")], "/q", "s1", alike) is None  # no rules there
+
+
 def test_a_narrower_newer_rule_wins_over_a_broader_one_without_retiring_it(core):
     st = core.store
     active.apply(st, [_rule("Use pnpm in this repo.", scope="project", subjects=("lib:pnpm",))], "/p", "s1", None)
