@@ -226,9 +226,9 @@ def amendment(store: Any, candidates: Sequence[Rule], project: str | None, sessi
     functions under 30 lines": on its own it scores 0.3. Left out, the old rule stayed in force and was shown
     with every prompt after the user changed it. Taken only when the sentence says it changes something (the
     detector's replace cues: "instead", "make it", "too strict", 改成), names a quantity, is not a question,
-    shares a subject with exactly one visible rule, and is clearly about the same thing: cosine >= :data:`AMEND_MIN_COSINE` (English),
-    character overlap >= :data:`REVOKE_MIN_OVERLAP` (Chinese), or two shared salient terms. It takes that rule's
-    scope unless it names one."""
+    shares a subject with exactly one visible rule, and is clearly about the same thing: cosine >=
+    :data:`AMEND_MIN_COSINE` (English), character overlap >= :data:`REVOKE_MIN_OVERLAP` (Chinese), or two shared
+    salient terms. It takes that rule's scope unless it names one."""
     live = _active_visible(store, project or GLOBAL, session)
     if not live:
         return None
