@@ -27,11 +27,9 @@ def test_acquire_wins_against_a_stream_of_probes(tmp_path):
     for t in probers:
         t.start()
     try:
-        fds = []
         for _ in range(200):
             fd = locks.acquire(path)
             assert fd is not None, f"a probe made acquire() give up after {counts[0]} probes"
-            fds.append(fd)
             assert locks.held(path)
             os.close(fd)
     finally:
