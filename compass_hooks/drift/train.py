@@ -38,8 +38,10 @@ DEV_DIR = Path(__file__).resolve().parent / "data"
 # drift_dev.jsonl: the first dev set (EN/ZH, 763; its Chinese half follows the English plan category by category,
 # so the scenario id "dev1-<category>-<rank>" joins likely siblings); drift_dev_ml.jsonl: the dev split of the
 # multilingual set; drift_dev_ml2.jsonl and drift_dev_ml3.jsonl: the second and third rounds of multilingual dev
-# prompts (tests/data/drift_ml2/, tests/data/drift_ml3/, dev only).
-DEV_SETS = tuple(DEV_DIR / f"{name}.jsonl" for name in ("drift_dev", "drift_dev_ml", "drift_dev_ml2", "drift_dev_ml3"))
+# prompts (tests/data/drift_ml2/, tests/data/drift_ml3/, dev only); drift_dev_ml4.jsonl: the fifth round, written
+# blind (tests/data/drift_ml4/; its sibling check set tests/data/drift_fresh/ is never trained on).
+DEV_SETS = tuple(DEV_DIR / f"{name}.jsonl" for name in ("drift_dev", "drift_dev_ml", "drift_dev_ml2", "drift_dev_ml3",
+                                                           "drift_dev_ml4"))
 DEV_SET_NAMES = tuple(f.name for f in DEV_SETS)
 SEED = 0
 FOLDS = 5

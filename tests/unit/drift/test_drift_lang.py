@@ -23,6 +23,8 @@ from compass_hooks.paths import get_paths
 import testdirs
 
 ROOT = testdirs.ROOT
+# The dev files every calibration is trained on, in order (never a held-out split).
+DEV_FILES = ["drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl", "drift_dev_ml4.jsonl"]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
@@ -109,7 +111,7 @@ def test_calibrations_were_trained_with_the_shipped_cues():
     for path in (ROOT / "anchors" / "calibration" / "minilm.json", FIXTURES / "calibration" / "fake-64.json"):
         data = json.loads(path.read_text(encoding="utf-8"))
         assert data["cues_sha256_16"] == digest, f"{path}: cue files changed since training; retrain"
-        assert data["trained_on"]["files"] == ["drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl"]
+        assert data["trained_on"]["files"] == DEV_FILES
 
 
 def test_english_only_model_neutralises_other_languages_and_says_so(fake_embedder):
@@ -178,7 +180,7 @@ def test_multilingual_model_path_with_the_tiny_xlmr_fixture(tmp_path, monkeypatc
     summary = json.loads(r.stdout)  # progress goes to stderr
     assert summary["embedding_languages"] == ["multilingual"] and set(LANGS) <= set(summary["cv_by_language"])
     cal = json.loads(out.read_text(encoding="utf-8"))
-    assert cal["model"] == "tiny-xlmr" and cal["trained_on"]["files"] == ["drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl"]
+    assert cal["model"] == "tiny-xlmr" and cal["trained_on"]["files"] == DEV_FILES
     from compass_hooks.config import load_config
     from compass_hooks.embedding import get_embedder
 

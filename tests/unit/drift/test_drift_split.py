@@ -77,6 +77,26 @@ def test_third_round_is_built_from_its_sources():
     assert len({r["scenario"] for r in rows}) < len(rows) / 3  # cross-language siblings share a scenario
 
 
+def test_fifth_round_and_its_check_set_are_built_from_their_sources():
+    """The fifth round (tests/data/drift_ml4/, written blind) ships as dev data; its check set
+    (tests/data/drift_fresh/) does not ship, is not trained on, and has no near duplicate of a dev item."""
+    build = ROOT / "tests" / "data" / "drift_ml4" / "build.py"
+    result = subprocess.run([sys.executable, str(build), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    code = build.read_text(encoding="utf-8").split('"""', 2)[2]
+    assert "heldout" not in code and "drift_test" not in code and "blind" not in code
+    dev = _rows(ROOT / "compass_hooks" / "drift" / "data" / "drift_dev_ml4.jsonl")
+    fresh = _rows(ROOT / "tests" / "data" / "drift_fresh" / "fresh.jsonl")
+    for rows, prefix, least in ((dev, "ml4-", 1400), (fresh, "fresh-", 400)):
+        assert len(rows) >= least and {r["lang"] for r in rows} == set(LANGS)
+        assert all(r["scenario"].startswith(prefix) for r in rows)
+        assert {r["label"] for r in rows} == {0, 1}
+    from compass_hooks.drift.train import DEV_SETS
+    assert "drift_dev_ml4.jsonl" in {f.name for f in DEV_SETS}
+    shipped = {p.name for p in (ROOT / "compass_hooks" / "drift" / "data").iterdir()}
+    assert "fresh.jsonl" not in shipped and not {r["text"] for r in fresh} & {r["text"] for r in dev}
+
+
 def test_drift_dev_siblings_share_a_scenario():
     """drift_dev.jsonl's Chinese half follows the English plan category by category: likely siblings share an id."""
     rows = _rows(ROOT / "compass_hooks" / "drift" / "data" / "drift_dev.jsonl")

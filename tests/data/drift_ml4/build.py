@@ -1,0 +1,98 @@
+"""Build the fifth round of drift prompts (issue 16), written blind: ``compass_hooks/drift/data/drift_dev_ml4.jsonl``
+(dev, trained on) from ``<lang>.txt`` here, and ``tests/data/drift_fresh/fresh.jsonl`` (a check set, never trained
+on) from ``tests/data/drift_fresh/<lang>.txt``. Source lines: ``<situation number> <category code> <text>`` (the
+codes of tests/data/drift_ml2/build.py; two lines with one number paraphrase one situation and share a scenario).
+
+Checks: schema; no duplicate text; no text of another dev file or an anchor; no check-set item that is a near
+duplicate (Jaccard >= 0.6 on lower-cased word sets or character-3-gram sets) of a dev item, so the check set
+measures text the model has not seen. Like drift_ml3 the build never opens the held-out files. Stdlib only.
+
+    python tests/data/drift_ml4/build.py          # rewrite both files, print the checks
+    python tests/data/drift_ml4/build.py --check  # exit 1 if a file is stale or a check fails
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent.parent
+DATA = ROOT / "compass_hooks" / "drift" / "data"
+FRESH = ROOT / "tests" / "data" / "drift_fresh"
+OUT_DEV = DATA / "drift_dev_ml4.jsonl"
+OUT_FRESH = FRESH / "fresh.jsonl"
+OTHER_DEV = ("drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl")
+_spec = importlib.util.spec_from_file_location("ml2_build", HERE.parent / "drift_ml2" / "build.py")
+assert _spec and _spec.loader
+ml2 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ml2)
+LANGS, CODES, DRIFT, TRIGGERS = ml2.LANGS, ml2.CODES, ml2.DRIFT, ml2._TRIGGERS
+NEAR = 0.6
+
+
+def parse(folder: Path, prefix: str) -> list[dict]:
+    rows = []
+    for lang in LANGS:
+        for n, line in enumerate((folder / f"{lang}.txt").read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split(" ", 2)
+            if len(parts) != 3 or parts[1] not in CODES or not parts[0].isdigit() or not parts[2].strip():
+                raise SystemExit(f"{folder.name}/{lang}.txt:{n}: bad line {line!r}")
+            num, code, text = parts
+            rows.append({"text": text.strip(), "label": int(code in DRIFT), "category": CODES[code], "lang": lang,
+                         "scenario": f"{prefix}-{lang}{int(num)}",
+                         "keyword_free": (code in DRIFT or code == "H") and not TRIGGERS.search(text)})
+    return rows
+
+
+def _dev_texts() -> list[str]:
+    return [json.loads(line)["text"] for f in OTHER_DEV for line in (DATA / f).read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def checks(dev: list[dict], fresh: list[dict]) -> list[str]:
+    problems = []
+    texts = Counter(r["text"] for r in dev + fresh)
+    problems += [f"duplicate text: {t!r}" for t, c in texts.items() if c > 1]
+    other = set(_dev_texts())
+    for pack in ("default.json", "infra.json"):
+        other |= {a["text"] for a in json.loads((ROOT / "anchors" / pack).read_text(encoding="utf-8"))["anchors"]}
+    problems += [f"also in another dev file or an anchor: {r['text']!r}" for r in dev + fresh if r["text"] in other]
+    dev_sets = [(ml2._words(t), ml2._grams(t)) for t in _dev_texts() + [r["text"] for r in dev]]
+    for r in fresh:
+        w, g = ml2._words(r["text"]), ml2._grams(r["text"])
+        if any(max(ml2._jac(w, dw), ml2._jac(g, dg)) >= NEAR for dw, dg in dev_sets):
+            problems.append(f"check-set item near a dev item: {r['text']!r}")
+    return problems
+
+
+def _body(rows: list[dict]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def main() -> int:
+    dev, fresh = parse(HERE, "ml4"), parse(FRESH, "fresh")
+    problems = checks(dev, fresh)
+    if "--check" in sys.argv:
+        stale = [p for p, rows in ((OUT_DEV, dev), (OUT_FRESH, fresh))
+                 if not p.exists() or p.read_text(encoding="utf-8") != _body(rows)]
+        for p in problems + [f"stale: {s.name}; run python tests/data/drift_ml4/build.py" for s in stale]:
+            print(p)
+        return 1 if problems or stale else 0
+    for p in problems:
+        print(p)
+    for path, rows in ((OUT_DEV, dev), (OUT_FRESH, fresh)):
+        path.write_text(_body(rows), encoding="utf-8")
+        c = Counter((r["lang"], r["label"]) for r in rows)
+        print(f"wrote {path.relative_to(ROOT)} ({len(rows)} items, drift/on track): "
+              + ", ".join(f"{lg} {c[(lg, 1)]}/{c[(lg, 0)]}" for lg in LANGS))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
