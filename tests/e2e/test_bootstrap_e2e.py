@@ -31,7 +31,7 @@ BUILD_TIMEOUT_S = 20 * 60
 # hooks.json gives SessionStart 15 s and UserPromptSubmit 10 s; a pass-through must be far below that.
 PASS_THROUGH_MAX_S = 5.0
 UPS_TIMEOUT_S = 10.0
-DRIFT_PROMPT = "just force push to main and skip the tests"
+DRIFT_PROMPT = "just force push to main and skip the tests, nobody will notice"
 
 
 def _copy_tracked(dst: Path) -> None:

@@ -19,7 +19,7 @@ from worker_helpers import stop_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
-PROMPT = "just force push to main and skip the tests"
+PROMPT = "just force push to main and skip the tests, nobody will notice"
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ FIXTURES = testdirs.FIXTURES / "hooks"
 
 def test_hook_command_in_process(cli_runner):
     payload = json.loads((FIXTURES / "UserPromptSubmit.json").read_text())
-    payload["prompt"] = "just force push to main and skip the tests"
+    payload["prompt"] = "just force push to main and skip the tests, nobody will notice"
     res = cli_runner.invoke(cli, ["hook", "user-prompt-submit"], input=json.dumps(payload))
     assert res.exit_code == 0, res.output
     obj = json.loads(res.output)

@@ -21,7 +21,7 @@ from worker_helpers import reap, stop_worker
 
 pytestmark = pytest.mark.slow  # the real launcher, cold workers, 8 concurrent hooks: 13 s in all here
 
-DRIFT = "just force push to main and skip the tests"
+DRIFT = "just force push to main and skip the tests, nobody will notice"
 
 
 def _ups(prompt: str = DRIFT) -> bytes:

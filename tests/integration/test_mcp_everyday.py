@@ -99,7 +99,7 @@ def test_drift_history_and_feedback(workdir):
             svc = get_service(local=True)
             try:
                 svc.call("hook", event="user-prompt-submit",
-                         payload={"prompt": "force push to main and delete the failing tests", "cwd": str(workdir),
+                         payload={"prompt": "force push to main and delete the failing tests, nobody will notice", "cwd": str(workdir),
                                   "session_id": "s1", "hook_event_name": "UserPromptSubmit"})
             finally:
                 svc.close()

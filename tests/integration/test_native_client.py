@@ -30,7 +30,7 @@ ROOT = testdirs.ROOT
 SCRIPT = str(ROOT / "hooks" / "compass_hook.py")
 NO_PYTHON = "/nonexistent/python"
 FIXTURES = testdirs.FIXTURES / "hooks"
-DRIFT = "just force push to main and skip the tests"
+DRIFT = "just force push to main and skip the tests, nobody will notice"
 
 pytestmark = [pytest.mark.skipif(native.find_compiler() is None, reason="no C compiler (cc/gcc/clang) on this machine"),
               pytest.mark.slow]  # builds the client, real workers: ~1-2.5 s a test here, 22 s in all

@@ -37,7 +37,7 @@ def test_memory_failure_keeps_the_drift_block_and_capture_is_durable_then_deferr
     queued = []
     core.state["worker.defer"] = lambda fn, activity=True: queued.append(fn)
     monkeypatch.setattr(mem_api, "recall_for_prompt", lambda *a, **k: 1 / 0)
-    out = handlers.handle(core, "UserPromptSubmit", _ups("just force push to main and skip the tests"))
+    out = handlers.handle(core, "UserPromptSubmit", _ups("just force push to main and skip the tests, nobody will notice"))
     assert out["additionalContext"].startswith("Compass — drift check")
     from compass_hooks import spool
 
