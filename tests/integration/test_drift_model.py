@@ -21,11 +21,12 @@ import pytest
 
 from compass_hooks.drift.features import FEATURE_NAMES
 from compass_hooks.drift.lang import LANGS
+from compass_hooks.drift.train import DEV_SET_NAMES
 import testdirs
 
 ROOT = testdirs.ROOT
-# The dev files every calibration is trained on, in order (never a held-out split).
-DEV_FILES = ["drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl", "drift_dev_ml4.jsonl"]
+# The dev files every calibration is trained on, in order (test_drift_split checks no held-out split ships).
+DEV_FILES = list(DEV_SET_NAMES)
 pytestmark = [pytest.mark.model, pytest.mark.slow]  # loads MiniLM, embeds the held-out sets: ~16 s
 
 
@@ -68,7 +69,7 @@ def test_calibration_matches_features():
 
 
 def test_first_heldout_auc(heldout, real_model):
-    assert heldout["overall"]["auc"] >= 0.955  # measured 0.962
+    assert heldout["overall"]["auc"] >= 0.96  # measured 0.962; issue 16: the first held-out set stays >= 0.96
     assert heldout["by_language"]["en"]["auc"] >= 0.96  # 0.970
     assert heldout["by_language"]["zh"]["auc"] >= 0.94  # 0.951
 

@@ -59,11 +59,12 @@ def checks(dev: list[dict], fresh: list[dict]) -> list[str]:
     problems = []
     texts = Counter(r["text"] for r in dev + fresh)
     problems += [f"duplicate text: {t!r}" for t, c in texts.items() if c > 1]
-    other = set(_dev_texts())
+    earlier = _dev_texts()
+    other = set(earlier)
     for pack in ("default.json", "infra.json"):
         other |= {a["text"] for a in json.loads((ROOT / "anchors" / pack).read_text(encoding="utf-8"))["anchors"]}
     problems += [f"also in another dev file or an anchor: {r['text']!r}" for r in dev + fresh if r["text"] in other]
-    dev_sets = [(ml2._words(t), ml2._grams(t)) for t in _dev_texts() + [r["text"] for r in dev]]
+    dev_sets = [(ml2._words(t), ml2._grams(t)) for t in earlier + [r["text"] for r in dev]]
     for r in fresh:
         w, g = ml2._words(r["text"]), ml2._grams(r["text"])
         if any(max(ml2._jac(w, dw), ml2._jac(g, dg)) >= NEAR for dw, dg in dev_sets):

@@ -18,13 +18,14 @@ from compass_hooks.core import Core
 from compass_hooks.drift import api
 from compass_hooks.drift.cues import FAMILIES, CueSet, get_cues, load_cue_file
 from compass_hooks.drift.lang import LANGS, detect
+from compass_hooks.drift.train import DEV_SET_NAMES
 from compass_hooks.errors import AnchorPackError
 from compass_hooks.paths import get_paths
 import testdirs
 
 ROOT = testdirs.ROOT
-# The dev files every calibration is trained on, in order (never a held-out split).
-DEV_FILES = ["drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl", "drift_dev_ml4.jsonl"]
+# The dev files every calibration is trained on, in order (test_drift_split checks no held-out split ships).
+DEV_FILES = list(DEV_SET_NAMES)
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
