@@ -37,6 +37,10 @@ from .protocol import MAX_LINE, WORKER_MODULE
 # Ops a human waits for (bulk import, transcript ingest ...): not bound by worker.request_timeout_s.
 LONG_OPS = frozenset({"import_batch", "ingest_transcript", "reembed", "reindex", "train", "tune", "eval", "export"})
 LONG_OP_TIMEOUT_S = 600.0
+# While nothing answers on the socket, how often ensure_worker() checks that a worker is still on its way. A
+# spawn skipped because the worker lock was held (a worker SIGKILLed but not yet gone: exit waits for a thread
+# in fsync) must be retried once that holder is gone, or we wait out the whole deadline for nobody.
+RESPAWN_CHECK_S = 1.0
 _ids = iter(range(1, 1 << 62))
 
 
@@ -202,6 +206,19 @@ def wait_ready(socket_path: str, deadline: float, need_ready: bool = True) -> di
         delay = min(delay * 2, 0.05)
 
 
+def _spawn_and_wait(paths: Any, python: str | None, deadline: float, need_ready: bool) -> dict[str, Any] | None:
+    """Spawn (unless a worker is alive or being spawned) and wait; spawn again whenever nothing has answered for
+    :data:`RESPAWN_CHECK_S`. ``spawn`` refuses while the worker lock is held, so retrying never starts two."""
+    sock = str(paths.socket)
+    while True:
+        spawn(paths, python)
+        info = wait_ready(sock, min(deadline, time.monotonic() + RESPAWN_CHECK_S), need_ready)
+        if info is not None:  # alive: whatever it still needs (its model) is not helped by another spawn
+            return info if info.get("ready") or not need_ready else wait_ready(sock, deadline, need_ready)
+        if time.monotonic() >= deadline:
+            return None
+
+
 def ensure_worker(paths: Any = None, config: Any = None, wait_s: float | None = None,
                   python: str | None = None, need_ready: bool = True) -> dict[str, Any]:
     """A live, compatible (and, with ``need_ready``, ready) worker's ping answer.
@@ -229,8 +246,7 @@ def ensure_worker(paths: Any = None, config: Any = None, wait_s: float | None = 
         stop_worker(paths, timeout=5.0)
         info = None
     if info is None:
-        spawn(paths, python)
-        info = wait_ready(sock, deadline, need_ready)
+        info = _spawn_and_wait(paths, python, deadline, need_ready)
     elif need_ready and not info.get("ready"):
         info = wait_ready(sock, deadline, need_ready)
     if not info:

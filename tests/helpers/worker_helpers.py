@@ -40,7 +40,7 @@ def stop_worker() -> None:
             reap(pid)
 
 
-def reap(pid: int, timeout: float = 5.0) -> None:
+def reap(pid: int, timeout: float = 30.0) -> None:
     from compass_hooks.worker import lifecycle
 
     deadline = time.monotonic() + timeout

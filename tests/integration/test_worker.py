@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -141,6 +142,29 @@ def test_stale_socket_file_is_replaced():
         info = client.ensure_worker(wait_s=20)
         assert info["ready"]
     finally:
+        stop_worker()
+
+
+def test_a_worker_still_dying_when_we_start_is_outwaited_then_replaced():
+    """A SIGKILLed worker holds its lock until its last thread leaves the kernel (an fsync under load can take
+    seconds). Start-up skips the spawn while the lock is held; it must spawn once the holder is gone, not wait the
+    whole deadline for nobody (a CI run failed so: no second 'listening' line in 30 s)."""
+    from compass_hooks.worker import client, lifecycle
+
+    paths = get_paths().ensure()
+    Path(paths.run).mkdir(parents=True, exist_ok=True, mode=0o700)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2.5)"), str(paths.worker_lock)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert lifecycle.lock_held(paths) and client.ping(_sock()) is None
+        info = client.ensure_worker(wait_s=30)
+        assert info["ready"] and holder.poll() is not None  # came up, and only after the old holder went
+    finally:
+        holder.kill()
+        holder.wait()
         stop_worker()
 
 
