@@ -1,6 +1,6 @@
 """Reproducible training of the standing-instruction detector: ``compass-hook instructions train``.
 
-Data: ``memory/standing/data/detect_dev.jsonl``, ``detect_dev_more.jsonl``, ``detect_dev_r3.jsonl``, ``detect_dev_r6.jsonl`` and ``detect_dev_r7.jsonl`` (package data, so a retrain for
+Data: ``memory/standing/data/detect_dev.jsonl``, ``detect_dev_more.jsonl``, ``detect_dev_r3.jsonl``, ``detect_dev_r6.jsonl``, ``detect_dev_r7.jsonl`` and ``detect_dev_r8.jsonl`` (package data, so a retrain for
 another embedding model works from an installed wheel; hand-written prompts, EN and ZH, schema and provenance in
 tests/data/instructions/README.md).
 The held-out split (tests/data/instructions/detect_heldout.jsonl) is never read here.
@@ -42,7 +42,8 @@ from .detect import REVOKE_FEATURES, SCOPE_FEATURES, Head, Weights, detect, sub_
 
 DEV_SET = Path(__file__).resolve().parent / "data" / "detect_dev.jsonl"
 DEV_SETS = (DEV_SET, DEV_SET.with_name("detect_dev_more.jsonl"), DEV_SET.with_name("detect_dev_r3.jsonl"),
-            DEV_SET.with_name("detect_dev_r6.jsonl"), DEV_SET.with_name("detect_dev_r7.jsonl"))
+            DEV_SET.with_name("detect_dev_r6.jsonl"), DEV_SET.with_name("detect_dev_r7.jsonl"),
+            DEV_SET.with_name("detect_dev_r8.jsonl"))
 DEV_SET_NAMES = tuple(path.name for path in DEV_SETS)
 SEED = 0
 FOLDS = 5
