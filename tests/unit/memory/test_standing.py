@@ -464,6 +464,23 @@ def test_the_dev_files_do_not_leak_into_the_held_out_sets():
     assert leaks == []
 
 
+def test_the_blind_checks_are_never_trained_on():
+    """The blind check files load as the detector's data and share no id, scenario or text with the dev files:
+    they measure text the detector has not seen (docs/memory.md, rounds 6-8)."""
+    from compass_hooks.memory.standing import train
+
+    dev = train.load_dev()
+    dev_texts = {" ".join(r["text"].split()).lower() for r in dev}
+    for name in ("detect_fresh_en.jsonl", "detect_fresh_zh.jsonl", "detect_check_r9.jsonl"):
+        rows = train.load(ROOT / "tests" / "data" / "instructions" / name)
+        assert len(rows) >= 60 and {r["label"] for r in rows} == {0, 1}, name
+        assert not {r["id"] for r in rows} & {r["id"] for r in dev}, name
+        assert not {r["scenario"] for r in rows} & {r["scenario"] for r in dev}, name
+        shared = {r["id"] for r in rows if " ".join(r["text"].split()).lower() in dev_texts}
+        # one ordinary one-line task two writers both wrote ("Add an OpenAPI entry for the /orders endpoint.")
+        assert shared <= {"fresh-en-058"}, (name, shared)
+
+
 def test_instructions_list_cli(cli_runner, repo, monkeypatch):
     from compass_hooks.cli import cli
 
