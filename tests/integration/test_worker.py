@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -152,10 +151,10 @@ def test_a_worker_still_dying_when_we_start_is_outwaited_then_replaced():
     from compass_hooks.worker import client, lifecycle
 
     paths = get_paths().ensure()
-    Path(paths.run).mkdir(parents=True, exist_ok=True, mode=0o700)
+    # another process takes the worker lock the way a worker does (same HOME, so the same paths), then goes
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
-        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2.5)"), str(paths.worker_lock)],
+        "import time; from compass_hooks.paths import get_paths; from compass_hooks.worker import lifecycle; "
+        "assert lifecycle.acquire_lock(get_paths()) is not None; print('held', flush=True); time.sleep(2.5)")],
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
