@@ -244,12 +244,40 @@ def _data_packs(paths: Any) -> dict[str, bytes]:
 MemoryReader = Callable[[Any], "tuple[Any, ...]"]
 
 
+# How often a check that met a write in progress is taken again before its findings are reported as they are.
+CONCURRENT_RETRIES = 5
+
+
+def _log_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
 def verify(paths: Any, memory_reader: MemoryReader, expect_root: str | None = None,
            expect_size: int | None = None) -> Report:
     """Check the log, the store and the packs. ``memory_reader(paths)`` gives the memories that exist now
     ({id: content or its accepted forms}, where from): the caller's, so the audit knows nothing of the store. ``expect_root`` (with
     ``expect_size``, default all entries) is a root the user noted earlier: the first ``expect_size`` entries
-    must still hash to it."""
+    must still hash to it.
+
+    The worker may write while this reads. The log is read before the store, and a change is committed with its
+    intent, appended to the log, and only then has its intent cleared; so a change that lands between the two
+    reads either still has its intent (pending, not a problem) or has already grown the log. Findings made while
+    the log grew are therefore taken again, a few times, before they are reported."""
+    log = Path(paths.audit_log)
+    report = Report()
+    for _ in range(CONCURRENT_RETRIES):
+        size = _log_size(log)
+        report = _verify_once(paths, memory_reader, expect_root, expect_size)
+        if report.ok or _log_size(log) == size:
+            break
+    return report
+
+
+def _verify_once(paths: Any, memory_reader: MemoryReader, expect_root: str | None,
+                 expect_size: int | None) -> Report:
     report = Report()
     entries, report.lines, chain_problem = walk_chain(Path(paths.audit_log))
     report.entries = len(entries)

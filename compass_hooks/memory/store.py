@@ -38,6 +38,7 @@ Global scope: memories with ``project == GLOBAL`` (``"__global__"``).
 from __future__ import annotations
 
 import builtins  # Store.list shadows list in the class body: annotations after it say builtins.list
+import contextlib
 import hashlib
 import json
 import math
@@ -329,6 +330,21 @@ class Store:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads in this thread inside the block see one state of the store (one read transaction: under WAL a
+        writer goes on, unseen), so rows and their audit intents are read as of the same moment."""
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            message, hint = describe_error(exc, self.path)
+            raise StoreError(f"memory store read failed: {message}", hint) from None
+        try:
+            yield
+        finally:
+            self._rollback(conn)  # nothing was written: ending the read transaction is all this does
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         try:
@@ -914,6 +930,7 @@ def read_memories(paths: Any) -> tuple[dict[str, tuple[str, str]], str, list[dic
                          "still read some rows first")
     store = Store(db)
     try:
-        return {str(row["id"]): forms(row) for row in store.iter_rows()}, f"store {db}", store.pending_audit()
+        with store.snapshot():  # the rows and the intents as of one moment: the worker may be writing
+            return {str(row["id"]): forms(row) for row in store.iter_rows()}, f"store {db}", store.pending_audit()
     finally:
         store.close()

@@ -15,7 +15,8 @@ def test_eight_sessions_lose_nothing():
     out = run_load(sessions=8, seconds=2.0, model="fake")
     assert out["errors"] == 0, out["error_samples"]
     assert out["prompts"] >= 8 and out["stored"] == out["prompts"] and out["lost"] == 0
-    assert out["audit_ok"] and out["audit_entries"] >= out["prompts"]
+    assert out["audit_ok"], out["audit_problem"]
+    assert out["audit_entries"] >= out["prompts"]
     assert out["latency_ms"]["p50"] > 0 and out["ok"]
 
 

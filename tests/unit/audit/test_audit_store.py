@@ -121,3 +121,45 @@ def test_entries_that_hashed_the_text_alone_still_verify():
     assert report.ok and report.memories_text_only == 1
     _sql("UPDATE memories SET text = 'push to main' WHERE id = ?", mid)  # the text is still covered
     assert not verify(paths, read_memories).ok
+
+
+def test_a_change_landing_between_the_log_read_and_the_store_read_is_no_problem(store):
+    """The worker writes while `audit verify` reads: a memory added, logged and its intent cleared after the log
+    was read but before the store was must not be reported as unlogged (the load bench met this under CI load)."""
+    _fill(store)
+    calls = []
+
+    def reader_while_the_worker_writes(paths):
+        if not calls:
+            store.add("tests live beside the code", project="p", kind="constraint", source="hook")
+        calls.append(1)
+        return read_memories(paths)
+
+    report = verify(get_paths(), reader_while_the_worker_writes)
+    assert report.ok, [p.message for p in report.problems]
+    assert report.memories_checked == 3 and report.entries == 6 and len(calls) == 2
+
+
+def test_tampering_is_still_reported_while_the_log_keeps_growing(store):
+    ids = _fill(store)
+    _sql("UPDATE memories SET text = 'force-push is fine' WHERE id = ?", ids[2])
+
+    def reader_while_the_worker_writes(paths):
+        store.add("one more", project="p", kind="note", source="hook")
+        return read_memories(paths)
+
+    # Retried a bounded number of times, then reported as found (the last try may also name the newest write).
+    problems = [p.message for p in verify(get_paths(), reader_while_the_worker_writes).problems]
+    assert f"memory {ids[2]} differs from its last logged hash (seq 2)" in problems
+
+
+def test_read_memories_sees_rows_and_intents_as_of_one_moment(store):
+    """Rows and intents are read in one read transaction: a write from another connection between the two reads
+    is not half seen (a row without its intent would read as unlogged)."""
+    _fill(store)
+    with store.snapshot():
+        before = store.count()
+        _sql("INSERT INTO memories (project, role, kind, text, created, source, hash) "
+             "VALUES ('p', 'user', 'note', 'written meanwhile', 0, 'hook', 'x')")
+        assert store.count() == before
+    assert store.count() == before + 1
