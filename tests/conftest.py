@@ -56,7 +56,7 @@ def _installed_minilm() -> Path:
 
 
 INSTALLED_MINILM = _installed_minilm()
-# `compass-hook anchors train --model fake --out tests/fixtures/calibration/fake-64.json` (docs/drift.md).
+# `compass-hook anchors train --model fake --lofo --out tests/fixtures/calibration/fake-64.json` (docs/drift.md).
 FAKE_CALIBRATION = FIXTURES / "calibration" / "fake-64.json"
 # `compass-hook instructions train --model fake --out tests/fixtures/calibration/instructions/fake-64.json`.
 FAKE_INSTRUCTIONS = FIXTURES / "calibration" / "instructions" / "fake-64.json"

@@ -21,6 +21,8 @@ def test_train_writes_the_users_calibration_not_the_tracked_one(cli_runner, comp
     out = json.loads(res.stdout)
     assert out["file"] == str(compass_home / "calibration" / "fake-64.json") and out["cv_auc"] > 0.5
     assert "embedding" in res.stderr and "fitting" in res.stderr  # progress, on stderr
+    # A user's own calibration skips the leave-one-file-out figures unless asked (--lofo): most of the fit time.
+    assert "leave_one_file_out" not in out and "leaving out" not in res.stderr
     assert {p.name: p.read_bytes() for p in shipped.glob("*.json")} == before
     res = cli_runner.invoke(cli, ["anchors", "train", "--out", "x.json", "--shipped"])
     assert res.exit_code == 2 and "not both" in res.output

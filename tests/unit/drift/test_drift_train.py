@@ -49,3 +49,27 @@ def test_figures_count_items_once_when_pooled():
     probs = np.tile(np.linspace(0, 1, 10), 3)
     out = figures(items, probs, probs >= 0.5)
     assert out["n"] == 10 and out["by_language"]["en"]["n"] == 10
+
+
+def test_leave_one_file_out_figures_only_when_asked():
+    """`anchors train` gives the leave-one-file-out figures with --lofo (default with --shipped): two small dev
+    parts through the real trainer with the fake embedder; the calibration fitted is the same either way."""
+    from compass_hooks.config import load_config
+    from compass_hooks.drift import pack as pm
+    from compass_hooks.drift.features import AnchorIndex
+    from compass_hooks.drift.train import DEV_SETS, load_labelled, train_calibration
+    from compass_hooks.embedding import get_embedder
+    from compass_hooks.paths import get_paths
+
+    paths, config = get_paths(), load_config()
+    embedder = get_embedder("fake", config)
+    anchors = pm.load_anchors([pm.resolve_pack(n, paths) for n in config.get("drift", "packs") if n != pm.USER_PACK])
+    index = AnchorIndex(anchors, embedder.embed([a.text for a in anchors]))
+    parts = [(rows := load_labelled(p))[:: max(1, len(rows) // 160)] for p in DEV_SETS[:2]]
+    items = [it for part in parts for it in part]
+    with_lofo = train_calibration(embedder, index, items, file_sizes=[len(p) for p in parts])
+    without = train_calibration(embedder, index, items)
+    lofo = with_lofo.meta["dev"]["leave_one_file_out"]
+    assert len(lofo["by_file"]) == 2 and 0.5 < lofo["auc"] <= 1.0 and 0.0 <= lofo["fpr"] <= 1.0
+    assert "leave_one_file_out" not in without.meta["dev"]
+    assert np.allclose(with_lofo.coef, without.coef) and with_lofo.threshold == without.threshold
