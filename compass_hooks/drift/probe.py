@@ -26,7 +26,6 @@ from typing import Sequence
 
 import numpy as np
 
-from ..learn.ngrams import fit_ridge_dual
 from .cues import FAMILIES
 from .lang import LANGS
 
@@ -128,12 +127,6 @@ def block_matrices(rows, vectors: np.ndarray, embedding_on: np.ndarray) -> dict[
 
 def design(mats: dict[str, np.ndarray], scales: dict[str, float] = SCALES) -> np.ndarray:
     return np.hstack([scales[k] * mats[k] for k in HASHED + ("embed",)]).astype(np.float64)
-
-
-def fit_dual(K: np.ndarray, y: np.ndarray, lam: float = LAMBDA) -> tuple[np.ndarray, float]:
-    """Ridge of y in {-1, +1} on the kernel K = Phi Phi^T: (dual coefficients, bias); the solver is shared
-    (:func:`compass_hooks.learn.ngrams.fit_ridge_dual`), drift's penalty is :data:`LAMBDA`."""
-    return fit_ridge_dual(K, y, lam)
 
 
 def score_rows(rows, vectors: np.ndarray, embedding_on: np.ndarray, w: np.ndarray, b: float,

@@ -27,12 +27,13 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ..learn.labelled import jsonl_rows, read_text
+from ..learn.ngrams import SubsetRidge
 from .cues import get_cues
 from .features import FEATURE_NAMES, AnchorIndex, build_features, embedding_languages
 from .lang import LANGS, detect
 from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, group_folds, rates, roc_auc, safe_model_name,
                     sigmoid, threshold_for_fpr)
-from .probe import LAMBDA, SCALES, block_matrices, fit_dual, sparse_rows
+from .probe import LAMBDA, SCALES, block_matrices, sparse_rows
 
 DEV_DIR = Path(__file__).resolve().parent / "data"
 # drift_dev.jsonl: the first dev set (EN/ZH, 763; its Chinese half follows the English plan category by category,
@@ -138,9 +139,18 @@ class Prepared:
         self.fold_sets = [group_folds(self.y, self.groups, FOLDS, SEED + r) for r in range(REPEATS)]
         self.folds = self.fold_sets[0]
         self.rule_hit = np.array([r[0] is not None for r in self.feats["rules"]])
+        self._solver: tuple[Any, SubsetRidge] | None = None
 
     def kernel(self, scales: dict[str, float]) -> np.ndarray:
         return sum(scales[k] ** 2 * self.kernels[k] for k in BLOCKS)
+
+    def solver(self, scales: dict[str, float] = SCALES, lam: float = LAMBDA) -> SubsetRidge:
+        """The probe fits for these settings on any subset of the rows (one inverse, kept for the last settings)."""
+        key = (tuple(sorted(scales.items())), lam)
+        if self._solver is None or self._solver[0] != key:
+            self._solver = None  # the old inverse goes before the new one is built
+            self._solver = (key, SubsetRidge(self.kernel(scales), lam))
+        return self._solver[1]
 
     def cross_validate(self, scales: dict[str, float] = SCALES, lam: float = LAMBDA, l2: float = L2,
                        folds: Sequence[np.ndarray] | None = None, within: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -148,6 +158,7 @@ class Prepared:
         these items take part, the others get zeros)."""
         n = len(self.y)
         K = self.kernel(scales)
+        ridge = self.solver(scales, lam)
         y_all = np.concatenate([self.y, self.y_a])
         anchors = np.arange(n, len(y_all))
         pool = np.arange(n) if within is None else np.asarray(within)
@@ -155,7 +166,7 @@ class Prepared:
         probe_oof = np.zeros(n)
         for fold in folds:
             tr = np.concatenate([np.setdiff1d(pool, fold), anchors])
-            alpha, b = fit_dual(K[np.ix_(tr, tr)], y_all[tr], lam)
+            alpha, b = ridge.fit(tr, y_all[tr])
             probe_oof[fold] = K[np.ix_(fold, tr)] @ alpha + b
         X = np.column_stack([self.feats["X"], probe_oof])
         logit_oof = np.zeros(n)
@@ -188,7 +199,7 @@ class Prepared:
             cv = self.cross_validate(folds=inner, within=trn)
             shared, cal, _, _ = calibrate_languages(langs[trn], self.y[trn], cv["logit"][trn][None, :], self.rule_hit[trn], target_fpr)
             tr_all = np.concatenate([trn, anchors])
-            alpha, b = fit_dual(K[np.ix_(tr_all, tr_all)], y_all[tr_all])
+            alpha, b = self.solver().fit(tr_all, y_all[tr_all])
             X = np.column_stack([self.feats["X"][te], K[np.ix_(te, tr_all)] @ alpha + b])
             mean, scale, coef, bias = fit_logistic(cv["X"][trn], self.y[trn], L2)
             z = ((X - mean) / scale) @ coef + bias
@@ -292,7 +303,8 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
     names = list(FEATURE_NAMES) + ["probe"]
     mean, scale, coef, bias = fit_logistic(cv["X"], y, L2)
     # The final probe on every dev item and anchor; its weights per block: w = scale * M^T alpha.
-    alpha, probe_b = fit_dual(prep.kernel(SCALES), np.concatenate([y, prep.y_a]))
+    y_all = np.concatenate([y, prep.y_a])
+    alpha, probe_b = prep.solver().fit(np.arange(len(y_all)), y_all)
     probe_w = np.concatenate([SCALES[k] * (prep.blocks[k].astype(np.float64).T @ alpha) for k in BLOCKS])
     model = LogisticModel(names, mean, scale, coef, bias, shared, probe_w=probe_w, probe_b=probe_b,
                           probe_scales=dict(SCALES), languages=cal)
