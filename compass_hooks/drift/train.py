@@ -157,8 +157,8 @@ class Prepared:
         """Out-of-fold probe scores and logistic logits (``folds``: default the first assignment; ``within``: only
         these items take part, the others get zeros)."""
         n = len(self.y)
-        K = self.kernel(scales)
         ridge = self.solver(scales, lam)
+        K = ridge.K  # the solver's kernel: built once per setting, not once per call
         y_all = np.concatenate([self.y, self.y_a])
         anchors = np.arange(n, len(y_all))
         pool = np.arange(n) if within is None else np.asarray(within)
@@ -188,7 +188,7 @@ class Prepared:
         round, which the folds (cue patterns were written while reading every dev file) overstate."""
         n = len(self.y)
         src = np.repeat(np.arange(len(sizes)), sizes)
-        K = self.kernel(SCALES)
+        K = self.solver().K
         y_all = np.concatenate([self.y, self.y_a])
         anchors = np.arange(n, len(y_all))
         langs = np.asarray(self.langs)
