@@ -73,3 +73,27 @@ def test_leave_one_file_out_figures_only_when_asked():
     assert len(lofo["by_file"]) == 2 and 0.5 < lofo["auc"] <= 1.0 and 0.0 <= lofo["fpr"] <= 1.0
     assert "leave_one_file_out" not in without.meta["dev"]
     assert np.allclose(with_lofo.coef, without.coef) and with_lofo.threshold == without.threshold
+
+
+def test_a_calibration_from_before_a_block_size_change_gives_way_to_the_shipped_one(tmp_path, caplog):
+    """A user's own calibration trained when the probe had other block sizes cannot be read; the scorer then uses
+    the next one (the shipped calibration) and says how to fix it, and with none after it the error stands."""
+    import json
+
+    import pytest
+
+    from compass_hooks.drift.scorer import DriftState
+    from compass_hooks.errors import AnchorPackError
+    from pathlib import Path
+
+    FAKE_CALIBRATION = Path(__file__).resolve().parents[2] / "fixtures" / "calibration" / "fake-64.json"
+
+    data = json.loads(FAKE_CALIBRATION.read_text(encoding="utf-8"))
+    data["probe"]["char_dim"] = 8192 if data["probe"]["char_dim"] != 8192 else 4096
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(data), encoding="utf-8")
+    model = DriftState._first_loadable([stale, FAKE_CALIBRATION])
+    assert model.threshold == json.loads(FAKE_CALIBRATION.read_text(encoding="utf-8"))["threshold"]
+    assert "block sizes" in caplog.text and "anchors train" in caplog.text and str(FAKE_CALIBRATION) in caplog.text
+    with pytest.raises(AnchorPackError, match="block sizes"):
+        DriftState._first_loadable([stale])
