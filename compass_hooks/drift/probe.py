@@ -29,10 +29,13 @@ import numpy as np
 from .cues import FAMILIES
 from .lang import LANGS
 
-CHAR_DIM = 8192
-WORD_DIM = 4096
+# Wide hashed blocks: with a quarter of these, unrelated n-grams shared columns and the probe ranked worse in
+# every language (docs/drift.md, round 7). Scoring reads only the columns a prompt hits; training builds one
+# block at a time.
+CHAR_DIM = 32768
+WORD_DIM = 16384
 CONCEPT_DIM = 1024
-LOCAL_DIM = 8192
+LOCAL_DIM = 32768
 HASH_DIM = CHAR_DIM + WORD_DIM + CONCEPT_DIM + LOCAL_DIM
 HASHED = ("char", "word", "concept", "local")
 LAMBDA = 1.0  # ridge penalty (chosen by dev CV)
@@ -112,17 +115,33 @@ def sparse_rows(texts: Sequence[str], langs: Sequence[str], cue_rows: np.ndarray
     return rows
 
 
-def block_matrices(rows, vectors: np.ndarray, embedding_on: np.ndarray) -> dict[str, np.ndarray]:
-    """Dense, row-normalised blocks (training only; scoring uses ``score_rows``)."""
-    n = len(rows)
-    mats = {"char": np.zeros((n, CHAR_DIM), np.float32), "word": np.zeros((n, WORD_DIM), np.float32),
-            "concept": np.zeros((n, CONCEPT_DIM), np.float32), "local": np.zeros((n, LOCAL_DIM), np.float32)}
+_DIMS = {"char": CHAR_DIM, "word": WORD_DIM, "concept": CONCEPT_DIM, "local": LOCAL_DIM}
+
+
+def _value(idx: set[int]) -> float:
+    """The row-normalised weight of each of a row's buckets in a block (float32, as the dense blocks held it)."""
+    return float(np.float32(1.0 / np.sqrt(len(idx))))
+
+
+def block_matrix(rows, name: str) -> np.ndarray:
+    """One hashed block, dense and row-normalised (training only; scoring uses ``score_rows``). One at a time:
+    the four together are ~3.5 GB on the dev set."""
+    k = HASHED.index(name)
+    mat = np.zeros((len(rows), _DIMS[name]), np.float32)
     for i, parts in enumerate(rows):
-        for name, idx in zip(HASHED, parts):
-            if idx:
-                mats[name][i, list(idx)] = 1.0 / np.sqrt(len(idx))
-    mats["embed"] = np.asarray(vectors, np.float32) * np.asarray(embedding_on, np.float32)[:, None]
-    return mats
+        if parts[k]:
+            mat[i, list(parts[k])] = _value(parts[k])
+    return mat
+
+
+def block_transpose_dot(rows, name: str, alpha: np.ndarray) -> np.ndarray:
+    """``block_matrix(rows, name).T @ alpha`` from the sparse rows (the probe's weights from its dual ones)."""
+    k = HASHED.index(name)
+    out = np.zeros(_DIMS[name])
+    for parts, a in zip(rows, np.asarray(alpha, np.float64)):
+        if parts[k]:
+            out[list(parts[k])] += _value(parts[k]) * a
+    return out
 
 
 def design(mats: dict[str, np.ndarray], scales: dict[str, float] = SCALES) -> np.ndarray:

@@ -33,7 +33,7 @@ from .features import FEATURE_NAMES, AnchorIndex, build_features, embedding_lang
 from .lang import LANGS, detect
 from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, group_folds, rates, roc_auc, safe_model_name,
                     sigmoid, threshold_for_fpr)
-from .probe import LAMBDA, SCALES, block_matrices, sparse_rows
+from .probe import LAMBDA, SCALES, block_matrix, block_transpose_dot, sparse_rows
 
 DEV_DIR = Path(__file__).resolve().parent / "data"
 # drift_dev.jsonl: the first dev set (EN/ZH, 763; its Chinese half follows the English plan category by category,
@@ -132,8 +132,15 @@ class Prepared:
         self.y_a = np.array([a.polarity == "negative" for a in index.anchors], dtype=int)
         rows = sparse_rows(self.texts, self.langs, self.feats["cues"]) + sparse_rows(a_texts, a_feats["langs"], a_feats["cues"])
         on = np.concatenate([self.feats["embedding_on"], a_feats["embedding_on"]])
-        self.blocks = block_matrices(rows, np.vstack([self.vectors, index.vectors]), on)
-        self.kernels = {k: (m @ m.T).astype(np.float64) for k, m in self.blocks.items()}
+        # One dense block at a time (each is dropped once its kernel is made): all of them at once, with the
+        # kernels, took 13 GB at 64k hashed columns. The sparse rows give the probe's weights at the end.
+        self.rows = rows
+        self.embed = (np.vstack([self.vectors, index.vectors]).astype(np.float32) * on.astype(np.float32)[:, None])
+        self.kernels = {}
+        for k in BLOCKS:
+            m = self.embed if k == "embed" else block_matrix(rows, k)
+            self.kernels[k] = (m @ m.T).astype(np.float64)
+            del m
         self.groups = near_duplicate_groups([it.get("scenario") or f"item{i}" for i, it in enumerate(items)],
                                             self.kernels["char"][:len(items), :len(items)], self.langs)
         self.fold_sets = [group_folds(self.y, self.groups, FOLDS, SEED + r) for r in range(REPEATS)]
@@ -305,7 +312,8 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
     # The final probe on every dev item and anchor; its weights per block: w = scale * M^T alpha.
     y_all = np.concatenate([y, prep.y_a])
     alpha, probe_b = prep.solver().fit(np.arange(len(y_all)), y_all)
-    probe_w = np.concatenate([SCALES[k] * (prep.blocks[k].astype(np.float64).T @ alpha) for k in BLOCKS])
+    probe_w = np.concatenate([SCALES[k] * (prep.embed.astype(np.float64).T @ alpha if k == "embed"
+                                           else block_transpose_dot(prep.rows, k, alpha)) for k in BLOCKS])
     model = LogisticModel(names, mean, scale, coef, bias, shared, probe_w=probe_w, probe_b=probe_b,
                           probe_scales=dict(SCALES), languages=cal)
     sources = [source] if isinstance(source, str) else list(source)
