@@ -117,8 +117,23 @@ case "$MODEL" in
     default_model="$(basename "$MODEL")" ;;
 esac
 drop_export_env
-# The drift scorer needs a calibration per model; MiniLM's ships in anchors/calibration/.
-if [ ! -f "$PLUGIN_DIR/anchors/calibration/$default_model.json" ] && [ ! -f "$DATA/calibration/$default_model.json" ]; then
+# The drift scorer needs a calibration per model; MiniLM's ships in anchors/calibration/. One this version cannot
+# read (trained before the probe changed) counts as none, or a reinstall would keep a calibration that fails.
+if ! "$PY" - "$default_model" <<'PYEOF'
+import sys
+from compass_hooks.drift.model import load_calibration
+from compass_hooks.drift.scorer import calibration_candidates
+from compass_hooks.errors import AnchorPackError
+from compass_hooks.paths import get_paths
+for path in calibration_candidates(get_paths(), sys.argv[1]):
+    try:
+        if path.is_file() and load_calibration(path):
+            sys.exit(0)
+    except AnchorPackError:
+        pass
+sys.exit(1)
+PYEOF
+then
   say "calibrating the drift scorer for $default_model (compass-hook anchors train)"
   "$CH" anchors train --model "$default_model" 2>&1 | tail -n 3 | sed 's/^/    /'
   did+=("calibrated the drift scorer for $default_model")
