@@ -143,10 +143,6 @@ def block_transpose_dot(rows, name: str, alpha: np.ndarray) -> np.ndarray:
     return out
 
 
-def design(mats: dict[str, np.ndarray], scales: dict[str, float] = SCALES) -> np.ndarray:
-    return np.hstack([scales[k] * mats[k] for k in HASHED + ("embed",)]).astype(np.float64)
-
-
 def score_rows(rows, vectors: np.ndarray, embedding_on: np.ndarray, w: np.ndarray, b: float,
                scales: dict[str, float] = SCALES) -> np.ndarray:
     """Probe scores from the sparse rows: the dot product without building the dense design."""

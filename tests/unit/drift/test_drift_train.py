@@ -3,7 +3,11 @@ thresholds pulled up towards the shared one (docs/drift.md, "Calibration and thr
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from compass_hooks.drift.model import rates
 from compass_hooks.drift.train import calibrate_languages, figures, near_duplicate_groups
@@ -78,13 +82,8 @@ def test_leave_one_file_out_figures_only_when_asked():
 def test_a_calibration_from_before_a_block_size_change_gives_way_to_the_shipped_one(tmp_path, caplog):
     """A user's own calibration trained when the probe had other block sizes cannot be read; the scorer then uses
     the next one (the shipped calibration) and says how to fix it, and with none after it the error stands."""
-    import json
-
-    import pytest
-
     from compass_hooks.drift.scorer import DriftState
     from compass_hooks.errors import AnchorPackError
-    from pathlib import Path
 
     FAKE_CALIBRATION = Path(__file__).resolve().parents[2] / "fixtures" / "calibration" / "fake-64.json"
 
