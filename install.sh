@@ -121,17 +121,13 @@ drop_export_env
 # read (trained before the probe changed) counts as none, or a reinstall would keep a calibration that fails.
 if ! "$PY" - "$default_model" <<'PYEOF'
 import sys
-from compass_hooks.drift.model import load_calibration
-from compass_hooks.drift.scorer import calibration_candidates
+from compass_hooks.drift.scorer import calibration_candidates, first_loadable
 from compass_hooks.errors import AnchorPackError
 from compass_hooks.paths import get_paths
-for path in calibration_candidates(get_paths(), sys.argv[1]):
-    try:
-        if path.is_file() and load_calibration(path):
-            sys.exit(0)
-    except AnchorPackError:
-        pass
-sys.exit(1)
+try:
+    first_loadable([p for p in calibration_candidates(get_paths(), sys.argv[1]) if p.is_file()])
+except AnchorPackError:
+    sys.exit(1)
 PYEOF
 then
   say "calibrating the drift scorer for $default_model (compass-hook anchors train)"

@@ -46,6 +46,20 @@ def calibration_candidates(paths: Any, model_name: str) -> list[Path]:
     return [paths.data / "calibration" / name, packmod.shipped_dir(paths) / "calibration" / name]
 
 
+def first_loadable(files: list[Path]) -> LogisticModel:
+    """The first calibration of ``files`` that loads. A user's own one that this version cannot read (trained
+    before the probe's block sizes changed) gives way to the next, with a warning naming the fix; with nothing
+    after it, its error stands. The scorer and install.sh (which retrains when this raises) both ask here."""
+    for i, path in enumerate(files):
+        try:
+            return load_calibration(path)
+        except AnchorPackError as exc:
+            if i == len(files) - 1:
+                raise
+            log.warning("%s; using %s until then", exc, files[i + 1])
+    raise AnchorPackError("no drift calibration", "run `compass-hook anchors train`")
+
+
 class DriftState:
     def __init__(self, core: CoreLike):
         self.core = core
@@ -98,23 +112,9 @@ class DriftState:
                     f"no drift calibration for embedding model {name!r} (looked in {', '.join(map(str, cands))})",
                     f"run `compass-hook anchors train --model {name}`",
                 )
-            self._model = self._first_loadable([Path(p) for p, _ in sig])
+            self._model = first_loadable([Path(p) for p, _ in sig])
             self._model_sig = sig
             return self._model
-
-    @staticmethod
-    def _first_loadable(files: list[Path]) -> LogisticModel:
-        """The first calibration that loads. A user's own one that this version cannot read (trained before the
-        probe's block sizes changed) gives way to the shipped one, with a warning naming the fix; with nothing
-        after it, its error stands."""
-        for i, path in enumerate(files):
-            try:
-                return load_calibration(path)
-            except AnchorPackError as exc:
-                if i == len(files) - 1:
-                    raise
-                log.warning("%s; using %s until then", exc, files[i + 1])
-        raise AnchorPackError("no drift calibration")  # pragma: no cover (files is never empty here)
 
     def threshold(self, lang: str | None = None) -> float:
         """The alert threshold for prompts in ``lang`` (None: languages without their own); ``drift.threshold``

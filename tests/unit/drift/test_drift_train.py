@@ -4,6 +4,7 @@ thresholds pulled up towards the shared one (docs/drift.md, "Calibration and thr
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,7 @@ def test_leave_one_file_out_figures_only_when_asked():
 def test_a_calibration_from_before_a_block_size_change_gives_way_to_the_shipped_one(tmp_path, caplog):
     """A user's own calibration trained when the probe had other block sizes cannot be read; the scorer then uses
     the next one (the shipped calibration) and says how to fix it, and with none after it the error stands."""
-    from compass_hooks.drift.scorer import DriftState
+    from compass_hooks.drift.scorer import first_loadable
     from compass_hooks.errors import AnchorPackError
 
     FAKE_CALIBRATION = Path(__file__).resolve().parents[2] / "fixtures" / "calibration" / "fake-64.json"
@@ -91,8 +92,15 @@ def test_a_calibration_from_before_a_block_size_change_gives_way_to_the_shipped_
     data["probe"]["char_dim"] = 8192 if data["probe"]["char_dim"] != 8192 else 4096
     stale = tmp_path / "stale.json"
     stale.write_text(json.dumps(data), encoding="utf-8")
-    model = DriftState._first_loadable([stale, FAKE_CALIBRATION])
+    logger = logging.getLogger("compass.drift")  # it does not propagate (it writes its own log file)
+    logger.addHandler(caplog.handler)
+    try:
+        model = first_loadable([stale, FAKE_CALIBRATION])
+    finally:
+        logger.removeHandler(caplog.handler)
     assert model.threshold == json.loads(FAKE_CALIBRATION.read_text(encoding="utf-8"))["threshold"]
     assert "block sizes" in caplog.text and "anchors train" in caplog.text and str(FAKE_CALIBRATION) in caplog.text
     with pytest.raises(AnchorPackError, match="block sizes"):
-        DriftState._first_loadable([stale])
+        first_loadable([stale])
+    with pytest.raises(AnchorPackError, match="anchors train"):  # none at all (install.sh then retrains)
+        first_loadable([])
