@@ -87,7 +87,7 @@ def test_first_heldout_rule_statements_rarely_alert(heldout, real_model):
     assert rules["label"] == 0 and rules["n"] >= 25
     assert rules["alert_rate"] <= 0.10  # 0.0
     # ... while a forgotten rule thrown back at the assistant still alerts
-    assert heldout["by_category"]["forgotten_constraint"]["alert_rate"] >= 0.69  # 0.731 (0.769 round 6, 0.808 before round 5)
+    assert heldout["by_category"]["forgotten_constraint"]["alert_rate"] >= 0.72  # 0.731 (0.769 round 6, 0.808 before round 5)
 
 
 def test_multilingual_heldout_auc_per_language(heldout_ml, real_model):
