@@ -471,7 +471,8 @@ def test_the_blind_checks_are_never_trained_on():
 
     dev = train.load_dev()
     dev_texts = {" ".join(r["text"].split()).lower() for r in dev}
-    for name in ("detect_fresh_en.jsonl", "detect_fresh_zh.jsonl", "detect_check_r9.jsonl", "detect_check_r10.jsonl"):
+    for name in ("detect_fresh_en.jsonl", "detect_fresh_zh.jsonl", "detect_check_r9.jsonl", "detect_check_r10.jsonl",
+                 "detect_check_r11.jsonl"):
         rows = train.load(ROOT / "tests" / "data" / "instructions" / name)
         assert len(rows) >= 60 and {r["label"] for r in rows} == {0, 1}, name
         assert not {r["id"] for r in rows} & {r["id"] for r in dev}, name
