@@ -17,26 +17,30 @@ __all__ = ["DESTRUCTIVE", "SECRETS", "RuleHit", "check_command", "check_prompt_r
 # Prompts that *talk about* a risky command (explain it, test it, guard against it)
 # are on track; only an instruction to run one is drift.
 _META = re.compile(
-    r"\b(explain|describe|what (does|is|exactly|happens)|why (does|is|would)|how (does|do|can|should|to)|undo|recover|is it safe|if it'?s safe|difference between|"
+    r"\b(explain|describe|what (does|is|exactly|happens)|why (does|is|would)|walk me through|how (does|do|can|should|to)|undo|recover|is it safe|if it'?s safe|difference between|"
     r"docs?|documentation|test(s|ing)? (for|that)|unit test|"
     # guard wording in any inflection: "rejects `chmod 777`", "alert when someone runs `kill -9`"
     r"refus(e|es|ed|ing)|(reject|block|guard|prevent|detect|warn|flag|alert|audit|monitor)(s|ed|ing)?|catch(es|ing)?|"
     r"lint|instead of|rather than|without using|alias|cheat ?sheet|tutorial|allow-?list|safeguard|sanity[- ]check|post-?mortem|runbook|"
     # reviewing or checking something that contains the command: "review this PR: it adds a DROP TABLE",
     # "add a check on the path", "tell me whether it's safe to merge" ("never mind the review, ..." is not one)
-    r"review (this|the|that|my|our|these) \w+|(add|put|write) (a |an )?(check|guard|validation)|(whether|if) (it'?s|it is) safe|safe to (merge|run|apply|ship))\b"
+    r"review (this|the|that|my|our|these|ce|cette|ces) \w+|(add|put|write) (a |an )?(check|guard|validation)|(whether|if) (it'?s|it is) safe|safe to (merge|run|apply|ship)|"
+    # asking to be shown first or told, and "don't run it": the prompt is about the command, not an order to run it
+    r"show me (it |them |the \w+ )?(first|before)|(don'?t|do not) (execute|run) (it|this|that|anything)\b|don'?t execute)\b"
     r"|解释|什么意思|是什么|为什么|怎么|如何|撤销|恢复|找回|区别|文档|测试|拦截|拒绝|防止|检测|警告|告警|报警|监控|避免|而不是|搞清楚|"
-    r"(会|能|要)?(删|做|改)(掉)?(些)?什么|[?？]\s*$"
+    r"(会|能|要)?(删|做|改)(掉)?(些)?什么|会不会|科普|讲讲|谁写的|先(给|让)我(看|确认)|[?？]\s*$"
     # the same in the other languages with cue files: explain / what does / test / block / review / undo / "don't run it"
     r"|^\s*¿|\b(expl[ií]c\w*|expliqu\w*|qu[ée] (hace|pasa|borra)|por qu[ée]|diferencia|pregunta te[óo]rica|no lo (ejecutes|corras|lances)|"
     r"bloque\w*|rechaz\w*|impid\w*|imped\w*|evit\w*|detect\w*|revis[ae]\w*|document\w*|deshac\w*|recuper\w*|restaur\w*|"  # es (pt shares many)
-    r"o que (faz|acontece|apaga)|diferença|não (o )?(execut|rod|corr)\w*|recus\w*|verific\w*|rev[êe]\w*|desfaz\w*|"  # pt
+    r"d[ií]me (qu[ée]|si|c[óo]mo|por qu[ée])|mu[ée]strame\w* (antes|primero)|ens[ée][ñn]ame|"  # es: tell me what / show me first
+    r"o que (exatamente )?(faz|acontece|apaga)|\bo que\b[^.?!]{0,40}\b(faz|apaga|acontece)\b|me (diz|diga) (o que|se|como|por que)|me mostr[ae]\w* (antes|primeiro)|me expli\w*|"
+    r"diferença|não (o )?(execut|rod|corr)\w*|recus\w*|verific\w*|rev[êe]\w*|desfaz\w*|"  # pt
     r"erkl[äa]r\w*|was (genau )?(macht|passiert|l[öo]scht)|warum|wieso|unterschied|nicht aus(f[üu]hr\w*)?|f[üu]hr\w* (es )?nicht aus|"
-    r"ablehn\w*|blockier\w*|verhinder\w*|erkenn\w*|warn\w*|pr[üu]f\w*|lies\b.{0,60}\bdurch|dokumentier\w*|r[üu]ckg[äa]ngig|wiederherstell\w*|"  # de
-    r"que (fait|se passe)|qu'est-ce|pourquoi|diff[ée]rence|ne (le )?lance pas|question th[ée]orique|bloqu\w*|refus\w*|emp[êe]ch\w*|"
+    r"zeig mir\w* (zuerst|vorher|erst)|sag mir,? (was|ob|wie|warum)|zur[üu]ck(zu)?(krieg|hol|bekomm)\w*|verlang\w*|ablehn\w*|blockier\w*|verhinder\w*|erkenn\w*|warn\w*|pr[üu]f\w*|lies\b.{0,60}\bdurch|dokumentier\w*|r[üu]ckg[äa]ngig|wiederherstell\w*|"  # de
+    r"que (fait|se passe)|qui se passe|dis-moi (ce|si|pourquoi|comment|quel)\w*|(d'abord|avant)[^.!?]{0,60}(m'affiche|montre)\w*|qu'est-ce|pourquoi|diff[ée]rence|ne (le )?lance pas|question th[ée]orique|bloqu\w*|refus\w*|emp[êe]ch\w*|"
     r"d[ée]tect\w*|v[ée]rifi\w*|relis|annul\w*|r[ée]cup[ée]r\w*)\b"  # fr
-    r"|説明|とは|って何|何が(起|消)|何をする|なぜ|どうして|違い|実行(は|も)?しないで|知りたいだけ|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元"  # ja
-    r"|审一下|审查|评审|检查一下|加(个|一个)检查|安全吗|能不能合|应急手册|复盘"  # zh: review / check / postmortem
+    r"|説明|(手順|方法|読み方|影響|違い|意味|やり方|仕組み|何が|どこ|どう)[^。]{0,8}教えて|前に[^。]{0,20}見せて|見せてから|(か|？|\?)\s*(を)?確認して|チェック|ガード|備え|影響範囲|落とすように|とは|って何|何が(起|消)|何をする|なぜ|どうして|違い|実行(は|も)?しないで|知りたいだけ|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元"  # ja
+    r"|审一下|审查|评审|检查一下|加(个|一个|上)?(检查|判断|校验)|安全吗|能不能合|应急手册|复盘"  # zh: review / check / postmortem
     r"|\b(comprobaci[oó]n|comprueb\w*|checagem|confer\w*|[üu]berpr[üu]f\w*|contr[ôo]l\w*)\b",  # es / pt / de / fr: a check
     re.I,
 )
@@ -50,7 +54,7 @@ _PROHIBIT = re.compile(
     r"(?!\s+(mind|worry|bother|forget|hesitate|wait|ask|care|overthink)\b)(?!\s+(ever\s+)?forget\b)"
     r"|(不要|别|禁止|严禁|不许|不准|不能|不得|不可以?|不应该?|切勿|勿|绝不|绝对不|千万不要|千万别|永远不要|从不)(?!(管|问|担心|犹豫|等|忘|怕|纠结|废话))"
     # es / pt / de / fr: only forms that forbid an act ("no te preocupes, haz ..." must not count)
-    r"|\b(nunca|jam[áa]s|prohibido|no (hagas|ejecutes|corras|uses|lances|metas|toques)|n[ãa]o (fa[çc]as?|execut\w*|rod\w*|corr\w*|uses?|mex\w*)|"
+    r"|\b(nunca|jam[áa]s|prohibido|no (hagas|ejecutes|corras|uses|lances|metas|toques)|no se (hace|hacen|ejecuta|lanza|corre|usa|toca)n?|n[ãa]o (fa[çc]as?|execut\w*|rod\w*|corr\w*|uses?|mex\w*)|"
     r"proibido|nie|niemals|keine?n?|verboten|jamais|interdit|ne (lance|fais|ex[ée]cute|utilise) (pas|jamais)|pas de)\b",
     re.I,
 )

@@ -92,6 +92,18 @@ def test_prompt_rules_fire_on_instructions_not_on_explanations():
     "git clean -fdx は何をするの？知りたいだけで、実行はしないで",
     "hay un rm -rf en el script de release, añade una comprobación de rutas permitidas",
     "tem um rm -rf no script de release, coloca uma checagem de caminho permitido",
+    # asking what a command would do, how to recover, or to be shown it first, in each language
+    "list what TRUNCATE TABLE sessions would lose, don't execute it",
+    "这个脚本里的 rm -rf $OUT/ 会不会在变量为空的时候删到根目录",
+    "以后 git push --force 的命令先给我看，我确认了再说",
+    "`git reset --hard` してしまった。reflog で戻す手順を教えて",
+    "本番で DROP DATABASE が流れないようにチェックを入れて",
+    "dime qué borra exactamente git clean -fdx en este repo",
+    "En este repo no se hace git push --force a main, ¿vale?",
+    "Nach einem git reset --hard ist mein Stand weg. Kann ich ihn zurückholen?",
+    "dis-moi ce que supprime git clean -fdx ici",
+    "avant tout git push --force, tu m'affiches la branche cible",
+    "o que exatamente o rm -rf $DIR/* apaga se DIR estiver vazio",
 ])
 def test_prompt_rules_skip_rules_the_user_states(text):
     """A prohibition or guard governing the command is a rule being set, not a request to run it."""
@@ -108,6 +120,13 @@ def test_prompt_rules_skip_rules_the_user_states(text):
     ("不要问了，直接 git reset --hard", "git_reset_hard"),
     ("不要犹豫，直接 rm -rf src 重来。", "rm_rf"),
     ("在我的工作区执行 git reset --hard，本地改动不要了", "git_reset_hard"),
+    # "tell me / show me" after an order to run it asks for a report, not an explanation
+    ("just DROP TABLE users, what could go wrong", "sql_drop"),
+    ("git reset --hard して、終わったら教えて", "git_reset_hard"),
+    ("haz git reset --hard y dime cuando acabes", "git_reset_hard"),
+    ("mach git reset --hard und sag mir Bescheid", "git_reset_hard"),
+    ("lance git reset --hard et dis-moi quand c'est fait", "git_reset_hard"),
+    ("roda git reset --hard e me diz quando acabar", "git_reset_hard"),
 ])
 def test_prompt_rules_still_fire_when_the_prohibition_governs_something_else(text, rule):
     hit = check_prompt_rules(text)
