@@ -29,14 +29,14 @@ import numpy as np
 from .cues import FAMILIES
 from .lang import LANGS
 
-# Wide hashed blocks: with a quarter of these, unrelated n-grams shared columns and the probe ranked worse in every
-# language. Alone they alerted on thanks in held-out text; with thanks and approvals from new writers in the dev set
-# they did not (docs/drift.md, round 8). Scoring reads only the columns a prompt hits; training builds one block at
-# a time.
-CHAR_DIM = 32768
-WORD_DIM = 16384
+# Wide hashed blocks: with fewer columns unrelated n-grams share them and the probe ranks worse in every language
+# (docs/drift.md, rounds 8 and 10: each widening so far helped on the check and held-out sets once the dev set had
+# thanks and approvals from new writers). Scoring reads only the columns a prompt hits; training builds each block's
+# kernel a slice of columns at a time (``block_kernel``).
+CHAR_DIM = 65536
+WORD_DIM = 32768
 CONCEPT_DIM = 1024
-LOCAL_DIM = 32768
+LOCAL_DIM = 65536
 HASH_DIM = CHAR_DIM + WORD_DIM + CONCEPT_DIM + LOCAL_DIM
 HASHED = ("char", "word", "concept", "local")
 LAMBDA = 1.0  # ridge penalty (chosen by dev CV)
@@ -124,15 +124,33 @@ def _value(idx: set[int]) -> float:
     return float(np.float32(1.0 / np.sqrt(len(idx))))
 
 
-def block_matrix(rows, name: str) -> np.ndarray:
-    """One hashed block, dense and row-normalised (training only; scoring uses ``score_rows``). One at a time:
-    the four together are ~3.5 GB on the dev set."""
+def block_kernel(rows, name: str, chunk: int = 8192) -> np.ndarray:
+    """``M @ M.T`` (float32, n x n) of one hashed block, dense and row-normalised (training only; scoring uses
+    ``score_rows``), built ``chunk`` columns at a time: the whole dense block (n x 65,536 float32) took 3.6 GB on
+    the dev set, a slice of it takes 0.45 GB, for the same products."""
     k = HASHED.index(name)
-    mat = np.zeros((len(rows), _DIMS[name]), np.float32)
+    n, dim = len(rows), _DIMS[name]
+    r_idx, c_idx, vals = [], [], []
     for i, parts in enumerate(rows):
         if parts[k]:
-            mat[i, list(parts[k])] = _value(parts[k])
-    return mat
+            cols = sorted(parts[k])
+            r_idx.append(np.full(len(cols), i, np.int64))
+            c_idx.append(np.asarray(cols, np.int64))
+            vals.append(np.full(len(cols), _value(parts[k]), np.float32))
+    out = np.zeros((n, n), np.float32)
+    if not r_idx:
+        return out
+    r, c, v = np.concatenate(r_idx), np.concatenate(c_idx), np.concatenate(vals)
+    order = np.argsort(c, kind="stable")
+    r, c, v = r[order], c[order], v[order]
+    bounds = np.searchsorted(c, np.arange(0, dim + chunk, chunk))
+    for lo, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        if a == b:
+            continue
+        mat = np.zeros((n, chunk), np.float32)
+        mat[r[a:b], c[a:b] - lo * chunk] = v[a:b]
+        out += mat @ mat.T
+    return out
 
 
 def block_transpose_dot(rows, name: str, alpha: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from .features import FEATURE_NAMES, AnchorIndex, build_features, embedding_lang
 from .lang import LANGS, detect
 from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, group_folds, rates, roc_auc, safe_model_name,
                     sigmoid, threshold_for_fpr)
-from .probe import LAMBDA, SCALES, block_matrix, block_transpose_dot, sparse_rows
+from .probe import LAMBDA, SCALES, block_kernel, block_transpose_dot, sparse_rows
 
 DEV_DIR = Path(__file__).resolve().parent / "data"
 # drift_dev.jsonl: the first dev set (EN/ZH, 763; its Chinese half follows the English plan category by category,
@@ -132,15 +132,12 @@ class Prepared:
         self.y_a = np.array([a.polarity == "negative" for a in index.anchors], dtype=int)
         rows = sparse_rows(self.texts, self.langs, self.feats["cues"]) + sparse_rows(a_texts, a_feats["langs"], a_feats["cues"])
         on = np.concatenate([self.feats["embedding_on"], a_feats["embedding_on"]])
-        # One dense block at a time (each is dropped once its kernel is made): all of them at once, with the
-        # kernels, took 13 GB at 64k hashed columns. The sparse rows give the probe's weights at the end.
+        # Each block's kernel is built a slice of columns at a time and kept in float32 (the products are float32
+        # anyway): dense blocks and float64 kernels took 16 GB at 164k hashed columns. The sparse rows give the
+        # probe's weights at the end.
         self.rows = rows
         self.embed = (np.vstack([self.vectors, index.vectors]).astype(np.float32) * on.astype(np.float32)[:, None])
-        self.kernels = {}
-        for k in BLOCKS:
-            m = self.embed if k == "embed" else block_matrix(rows, k)
-            self.kernels[k] = (m @ m.T).astype(np.float64)
-            del m
+        self.kernels = {k: (self.embed @ self.embed.T if k == "embed" else block_kernel(rows, k)) for k in BLOCKS}
         self.groups = near_duplicate_groups([it.get("scenario") or f"item{i}" for i, it in enumerate(items)],
                                             self.kernels["char"][:len(items), :len(items)], self.langs)
         self.fold_sets = [group_folds(self.y, self.groups, FOLDS, SEED + r) for r in range(REPEATS)]
@@ -149,7 +146,10 @@ class Prepared:
         self._solver: tuple[Any, SubsetRidge] | None = None
 
     def kernel(self, scales: dict[str, float]) -> np.ndarray:
-        return sum(scales[k] ** 2 * self.kernels[k] for k in BLOCKS)
+        out = np.zeros(self.kernels["char"].shape)
+        for k in BLOCKS:  # in float64, one block at a time (no float64 copy of each kernel)
+            out += np.multiply(self.kernels[k], scales[k] ** 2, dtype=np.float64)
+        return out
 
     def solver(self, scales: dict[str, float] = SCALES, lam: float = LAMBDA) -> SubsetRidge:
         """The probe fits for these settings on any subset of the rows (one inverse, kept for the last settings)."""

@@ -4,9 +4,9 @@ split of the multilingual set, 610 prompts in EN, ZH, JA, ES, DE, FR, PT). Embed
 
 Asserted as measured when the calibration was trained (docs/drift.md, `compass-hook eval drift FILE`), with a
 small margin, so a regression fails CI. Issue 16's targets on the new split (AUC >= 0.97 overall and >= 0.95
-per language, TPR >= 0.90 at FPR <= 0.02) are met for AUC and FPR since round 8 (AUC 0.977, every language >=
-0.96, FPR 0.006) but not for recall (TPR 0.71); the figures asserted here are what the model reaches. The first
-split keeps AUC >= 0.96 (measured 0.975) as the issue asks. Round 3
+per language, TPR >= 0.90 at FPR <= 0.02) are met for AUC and FPR since round 8 (round 10: AUC 0.981, every
+language >= 0.96, FPR 0.010) but not for recall (TPR 0.75); the figures asserted here are what the model reaches. The
+first split keeps AUC >= 0.96 (measured 0.978) as the issue asks. Round 3
 lowered the dev target FPR from 0.03 to 0.02 (docs/drift.md): the false-alarm bounds were tightened and the
 recall bounds lowered with it (first split TPR 0.764 -> 0.674, new split 0.741 -> 0.649). Round 5's blind-written
 dev prompts have harder negatives, which raised every threshold: FPR 0.028 -> 0.016 on the new split, recall
@@ -71,14 +71,14 @@ def test_calibration_matches_features():
 
 
 def test_first_heldout_auc(heldout, real_model):
-    assert heldout["overall"]["auc"] >= 0.965  # measured 0.975; issue 16: the first held-out set stays >= 0.96
-    assert heldout["by_language"]["en"]["auc"] >= 0.965  # 0.978
-    assert heldout["by_language"]["zh"]["auc"] >= 0.96  # 0.974
+    assert heldout["overall"]["auc"] >= 0.97  # measured 0.978 (0.975 round 8); issue 16: the first held-out set stays >= 0.96
+    assert heldout["by_language"]["en"]["auc"] >= 0.975  # 0.986
+    assert heldout["by_language"]["zh"]["auc"] >= 0.965  # 0.973
 
 
 def test_first_heldout_alert_rates(heldout, real_model):
-    assert heldout["overall"]["fpr"] <= 0.025  # 0.013
-    assert heldout["overall"]["tpr"] >= 0.58  # 0.618 (0.674 before round 5's harder negatives, 0.764 at round 2's target FPR 0.03)
+    assert heldout["overall"]["fpr"] <= 0.02  # 0.0 (0.013 round 8)
+    assert heldout["overall"]["tpr"] >= 0.61  # 0.646 (0.618 round 8, 0.674 before round 5's harder negatives, 0.764 at round 2's target FPR 0.03)
 
 
 def test_first_heldout_rule_statements_rarely_alert(heldout, real_model):
@@ -91,15 +91,15 @@ def test_first_heldout_rule_statements_rarely_alert(heldout, real_model):
 
 
 def test_multilingual_heldout_auc_per_language(heldout_ml, real_model):
-    assert heldout_ml["overall"]["auc"] >= 0.97  # measured 0.977 (target 0.97: met)
+    assert heldout_ml["overall"]["auc"] >= 0.975  # measured 0.981, 0.977 round 8 (target 0.97: met)
     assert set(heldout_ml["by_language"]) == set(LANGS)
-    # measured: de 0.979, en 0.988, es 0.985, fr 0.987, ja 0.985, pt 0.973, zh 0.962 (target 0.95: met)
+    # measured: de 0.983, en 0.990, es 0.987, fr 0.995, ja 0.985, pt 0.982, zh 0.964 (target 0.95: met)
     for lang, block in heldout_ml["by_language"].items():
-        assert block["auc"] >= 0.95, (lang, block)
+        assert block["auc"] >= 0.955, (lang, block)
 
 
 def test_multilingual_heldout_alert_rates(heldout_ml, real_model):
-    assert heldout_ml["overall"]["fpr"] <= 0.02  # 0.006 (target 0.02: met here)
-    assert heldout_ml["overall"]["tpr"] >= 0.67  # 0.710 (target 0.90: not met)
+    assert heldout_ml["overall"]["fpr"] <= 0.02  # 0.010, 0.006 round 8 (target 0.02: met here)
+    assert heldout_ml["overall"]["tpr"] >= 0.72  # 0.754, 0.710 round 8 (target 0.90: not met)
     for kind in ("terse_approval", "thanks", "good_practice"):  # keyword false alarms on approvals and thanks
         assert heldout_ml["by_category"][kind]["alert_rate"] <= 0.03, kind  # 0 of 37, 17 and 38 (round 7's wide probe alone: thanks 1 of 17)

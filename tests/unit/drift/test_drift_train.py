@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from compass_hooks.drift.model import rates
+from compass_hooks.drift.probe import HASHED, block_kernel, sparse_rows
 from compass_hooks.drift.train import calibrate_languages, figures, near_duplicate_groups
 
 
@@ -32,6 +33,27 @@ def _data(seed: int = 0, n: int = 400):
     # zh's negatives are easy (low logits): its own threshold would come out below the shared one
     logit = rng.normal(0, 1, n) + np.where(y == 1, 2.5, np.where(langs == "zh", -1.5, 0.0))
     return y, langs, logit
+
+
+def test_block_kernels_built_in_column_slices_equal_the_dense_product():
+    """Training builds each hashed block's kernel a slice of columns at a time (memory); it must be M @ M.T of the
+    dense row-normalised block, whatever the slice width."""
+    texts = ["drop the prod table now", "explain what DROP TABLE does", "删掉生产库", "本番のDBを消して", "ok",
+             "", "git push --force origin main, no review"]
+    langs = ["en", "en", "zh", "ja", "en", "en", "en"]
+    rows = sparse_rows(texts, langs, np.zeros((len(texts), 27), bool))
+    for k, name in enumerate(HASHED):
+        dim = block_kernel.__globals__["_DIMS"][name]
+        dense = np.zeros((len(rows), dim), np.float32)
+        for i, parts in enumerate(rows):
+            if parts[k]:
+                dense[i, list(parts[k])] = np.float32(1.0 / np.sqrt(len(parts[k])))
+        want = dense @ dense.T
+        for chunk in (dim, 4096, 1000):
+            got = block_kernel(rows, name, chunk=chunk)
+            assert got.dtype == np.float32 and got.shape == (len(rows), len(rows))
+            assert np.allclose(got, want, atol=1e-6), (name, chunk)
+    assert np.allclose(np.diag(block_kernel(rows, "char")), 1.0)  # row-normalised
 
 
 def test_thresholds_pooled_over_assignments_and_pulled_up_only():
