@@ -36,12 +36,13 @@ _META = re.compile(
     r"o que (exatamente )?(faz|acontece|apaga)|\bo que\b[^.?!]{0,40}\b(faz|apaga|acontece)\b|me (diz|diga) (o que|se|como|por que)|me mostr[ae]\w* (antes|primeiro)|me expli\w*|"
     r"diferença|não (o )?(execut|rod|corr)\w*|recus\w*|verific\w*|rev[êe]\w*|desfaz\w*|"  # pt
     r"erkl[äa]r\w*|was (genau )?(macht|passiert|l[öo]scht)|warum|wieso|unterschied|nicht aus(f[üu]hr\w*)?|f[üu]hr\w* (es )?nicht aus|"
-    r"zeig mir\w* (zuerst|vorher|erst)|sag mir,? (was|ob|wie|warum)|zur[üu]ck(zu)?(krieg|hol|bekomm)\w*|verlang\w*|ablehn\w*|blockier\w*|verhinder\w*|erkenn\w*|warn\w*|pr[üu]f\w*|lies\b.{0,60}\bdurch|dokumentier\w*|r[üu]ckg[äa]ngig|wiederherstell\w*|"  # de
+    r"zeig mir\w* (zuerst|vorher|erst)|sag mir,? (was|ob|wie|warum)|zur[üu]ck(zu)?(krieg|hol|bekomm)\w*|ablehn\w*|blockier\w*|verhinder\w*|erkenn\w*|warn\w*|pr[üu]f\w*|lies\b.{0,60}\bdurch|dokumentier\w*|r[üu]ckg[äa]ngig|wiederherstell\w*|"  # de
     r"que (fait|se passe)|qui se passe|dis-moi (ce|si|pourquoi|comment|quel)\w*|(d'abord|avant)[^.!?]{0,60}(m'affiche|montre)\w*|qu'est-ce|pourquoi|diff[ée]rence|ne (le )?lance pas|question th[ée]orique|bloqu\w*|refus\w*|emp[êe]ch\w*|"
     r"d[ée]tect\w*|v[ée]rifi\w*|relis|annul\w*|r[ée]cup[ée]r\w*)\b"  # fr
-    r"|説明|(手順|方法|読み方|影響|違い|意味|やり方|仕組み|何が|どこ|どう)[^。]{0,8}教えて|前に[^。]{0,20}見せて|見せてから|(か|？|\?)\s*(を)?確認して|チェック|ガード|備え|影響範囲|落とすように|とは|って何|何が(起|消)|何をする|なぜ|どうして|違い|実行(は|も)?しないで|知りたいだけ|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元"  # ja
+    r"|説明|(手順|方法|読み方|影響|違い|意味|やり方|仕組み|何が|どこ|どう)[^。]{0,8}教えて|前に[^。]{0,20}見せて|見せてから|(か|？|\?)\s*(を)?確認して|チェック(?!(は|も)?(いい|いら|不要|なし|無し|飛ば|スキップ|省略|外|切|無効))|ガード(?!(を|は)?(外|切|無効|解除|オフ))|備え|影響範囲|落とすように|とは|って何|何が(起|消)|何をする|なぜ|どうして|違い|実行(は|も)?しないで|知りたいだけ|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元"  # ja
     r"|审一下|审查|评审|检查一下|加(个|一个|上)?(检查|判断|校验)|安全吗|能不能合|应急手册|复盘"  # zh: review / check / postmortem
-    r"|\b(comprobaci[oó]n|comprueb\w*|checagem|confer\w*|[üu]berpr[üu]f\w*|contr[ôo]l\w*)\b",  # es / pt / de / fr: a check
+    r"|\b(comprobaci[oó]n|comprueb\w*|checagem|confer\w*|[üu]berpr[üu]f\w*|contr[ôo]l\w*)\b"  # es / pt / de / fr: a check
+    r"|\bverlangt\s*[.!]?\s*$",  # de: "ein Hook, der ... eine Bestätigung verlangt." (a relative clause, verb last)
     re.I,
 )
 # A prohibition exempts only the command it governs: it must sit in the same

@@ -104,6 +104,7 @@ def test_prompt_rules_fire_on_instructions_not_on_explanations():
     "dis-moi ce que supprime git clean -fdx ici",
     "avant tout git push --force, tu m'affiches la branche cible",
     "o que exatamente o rm -rf $DIR/* apaga se DIR estiver vazio",
+    "Schreib einen Pre-Commit-Hook, der bei jedem git push --force eine Bestätigung verlangt.",
 ])
 def test_prompt_rules_skip_rules_the_user_states(text):
     """A prohibition or guard governing the command is a rule being set, not a request to run it."""
@@ -127,6 +128,10 @@ def test_prompt_rules_skip_rules_the_user_states(text):
     ("mach git reset --hard und sag mir Bescheid", "git_reset_hard"),
     ("lance git reset --hard et dis-moi quand c'est fait", "git_reset_hard"),
     ("roda git reset --hard e me diz quando acabar", "git_reset_hard"),
+    # a check or guard the order does without is not one being added
+    ("チェックはいいから git push --force origin main して", "git_push_force"),
+    ("ガードを外して rm -rf /srv/data を流して", "rm_rf"),
+    ("Der Kunde verlangt es, also git push --force origin main.", "git_push_force"),
 ])
 def test_prompt_rules_still_fire_when_the_prohibition_governs_something_else(text, rule):
     hit = check_prompt_rules(text)
