@@ -30,9 +30,8 @@ from .cues import FAMILIES
 from .lang import LANGS
 
 # Wide hashed blocks: with fewer columns unrelated n-grams share them and the probe ranks worse in every language
-# (docs/drift.md, rounds 8 and 10: each widening so far helped on the check and held-out sets once the dev set had
-# thanks and approvals from new writers). Scoring reads only the columns a prompt hits; training builds each block's
-# kernel a slice of columns at a time (``block_kernel``).
+# (docs/drift.md, rounds 8 and 10; twice these widths again was flat). Scoring reads only the columns a prompt hits;
+# training builds each block's kernel a slice of columns at a time (``block_kernel``).
 CHAR_DIM = 65536
 WORD_DIM = 32768
 CONCEPT_DIM = 1024
@@ -126,8 +125,8 @@ def _value(idx: set[int]) -> float:
 
 def block_kernel(rows, name: str, chunk: int = 8192) -> np.ndarray:
     """``M @ M.T`` (float32, n x n) of one hashed block, dense and row-normalised (training only; scoring uses
-    ``score_rows``), built ``chunk`` columns at a time: the whole dense block (n x 65,536 float32) took 3.6 GB on
-    the dev set, a slice of it takes 0.45 GB, for the same products."""
+    ``score_rows``), built ``chunk`` columns at a time so the whole dense block is never held (memory: docs/drift.md,
+    round 10)."""
     k = HASHED.index(name)
     n, dim = len(rows), _DIMS[name]
     r_idx, c_idx, vals = [], [], []

@@ -133,8 +133,8 @@ class Prepared:
         rows = sparse_rows(self.texts, self.langs, self.feats["cues"]) + sparse_rows(a_texts, a_feats["langs"], a_feats["cues"])
         on = np.concatenate([self.feats["embedding_on"], a_feats["embedding_on"]])
         # Each block's kernel is built a slice of columns at a time and kept in float32 (the products are float32
-        # anyway): dense blocks and float64 kernels took 16 GB at 164k hashed columns. The sparse rows give the
-        # probe's weights at the end.
+        # anyway), so neither a dense block nor a float64 copy of each kernel is held (docs/drift.md, round 10).
+        # The sparse rows give the probe's weights at the end.
         self.rows = rows
         self.embed = (np.vstack([self.vectors, index.vectors]).astype(np.float32) * on.astype(np.float32)[:, None])
         self.kernels = {k: (self.embed @ self.embed.T if k == "embed" else block_kernel(rows, k)) for k in BLOCKS}

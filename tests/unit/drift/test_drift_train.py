@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from compass_hooks.drift.model import rates
-from compass_hooks.drift.probe import HASHED, block_kernel, sparse_rows
+from compass_hooks.drift.probe import CHAR_DIM, CONCEPT_DIM, HASHED, LOCAL_DIM, WORD_DIM, block_kernel, sparse_rows
 from compass_hooks.drift.train import calibrate_languages, figures, near_duplicate_groups
 
 
@@ -43,7 +43,7 @@ def test_block_kernels_built_in_column_slices_equal_the_dense_product():
     langs = ["en", "en", "zh", "ja", "en", "en", "en"]
     rows = sparse_rows(texts, langs, np.zeros((len(texts), 27), bool))
     for k, name in enumerate(HASHED):
-        dim = block_kernel.__globals__["_DIMS"][name]
+        dim = {"char": CHAR_DIM, "word": WORD_DIM, "concept": CONCEPT_DIM, "local": LOCAL_DIM}[name]
         dense = np.zeros((len(rows), dim), np.float32)
         for i, parts in enumerate(rows):
             if parts[k]:
