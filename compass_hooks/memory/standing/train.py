@@ -1,6 +1,6 @@
 """Reproducible training of the standing-instruction detector: ``compass-hook instructions train``.
 
-Data: ``memory/standing/data/detect_dev.jsonl``, ``detect_dev_more.jsonl``, ``detect_dev_r3.jsonl``, ``detect_dev_r6.jsonl``, ``detect_dev_r7.jsonl`` and ``detect_dev_r8.jsonl`` (package data, so a retrain for
+Data: ``memory/standing/data/detect_dev.jsonl``, ``detect_dev_more.jsonl``, ``detect_dev_r3.jsonl``, ``detect_dev_r6.jsonl``, ``detect_dev_r7.jsonl``, ``detect_dev_r8.jsonl``, ``detect_dev_r10.jsonl`` and ``detect_dev_r11.jsonl`` (package data, so a retrain for
 another embedding model works from an installed wheel; hand-written prompts, EN and ZH, schema and provenance in
 tests/data/instructions/README.md).
 The held-out split (tests/data/instructions/detect_heldout.jsonl) is never read here.
@@ -16,8 +16,8 @@ Steps, all deterministic (no randomness but the fold assignment, seed 0):
 4. Stacking: out-of-fold ridge probe scores (hashed n-grams + embedding) become the last feature of an L2
    logistic regression over the cue families; out-of-fold logistic probabilities give each dev prompt a score
    (its best sentence).
-5. Threshold: the lowest at which the out-of-fold prompt-level precision stays >= ``MIN_PRECISION`` (0.97) at
-   every higher threshold too. A neighbouring sentence joins a rule (``extend``) at the same threshold.
+5. Threshold: the lowest at which the out-of-fold prompt-level precision on the reference files
+   (``REFERENCE_SETS``) stays >= ``MIN_PRECISION`` (0.96) at every higher threshold too. A neighbouring sentence joins a rule (``extend``) at the same threshold.
 6. The revocation head (lift vs set) and the scope head (this session vs this project, for rules naming no
    scope) are fitted the same way on the positive sentences; their out-of-fold accuracy is reported.
 7. Final fits on the whole dev set.
@@ -43,8 +43,16 @@ from .detect import REVOKE_FEATURES, SCOPE_FEATURES, Head, Weights, detect, sub_
 DEV_SET = Path(__file__).resolve().parent / "data" / "detect_dev.jsonl"
 DEV_SETS = (DEV_SET, DEV_SET.with_name("detect_dev_more.jsonl"), DEV_SET.with_name("detect_dev_r3.jsonl"),
             DEV_SET.with_name("detect_dev_r6.jsonl"), DEV_SET.with_name("detect_dev_r7.jsonl"),
-            DEV_SET.with_name("detect_dev_r8.jsonl"))
+            DEV_SET.with_name("detect_dev_r8.jsonl"), DEV_SET.with_name("detect_dev_r10.jsonl"),
+            DEV_SET.with_name("detect_dev_r11.jsonl"))
 DEV_SET_NAMES = tuple(path.name for path in DEV_SETS)
+# The threshold's precision is measured on these files only; the later ones train the detector but do not move
+# the bar. Precision depends on the mix of negatives: two rounds of files written mostly of hard negatives (own
+# habits, rules for the user's app, past tense) each raised a threshold set on every file, so better ranking came
+# out as precision where the targets need recall (docs/memory.md, rounds 10 to 12). A fixed mix lets new data
+# show up as recall.
+REFERENCE_SETS = DEV_SETS[:6]
+REFERENCE_SET_NAMES = tuple(path.name for path in REFERENCE_SETS)
 SEED = 0
 FOLDS = 5
 HASH_DIM = 16384  # hashed n-gram buckets of the probe: fewer collisions found more rules (docs/memory.md, round 9)
@@ -52,7 +60,9 @@ EMBED_SCALE = 0.5
 LAMBDA = 1.0  # ridge penalty of the probes
 L2 = 10.0  # logistic penalty (dev CV: AUC and recall at the precision target flat over 1-10; the stronger penalty)
 REVOKE_L2 = 1.0
-MIN_PRECISION = 0.97
+# A false rule is injected with every later prompt, so precision comes first; 0.96 rather than the 0.97 of rounds 3 to
+# 11 because the held-out targets need recall and the control conversations had room (docs/memory.md, round 12).
+MIN_PRECISION = 0.96
 
 
 def load(path: Path = DEV_SET) -> list[dict[str, Any]]:
@@ -173,14 +183,26 @@ def unit_folds(items: list[dict[str, Any]], d: "_Data") -> tuple[np.ndarray, lis
     return fold_of, [np.flatnonzero(fold_of[d.owner] == f) for f in range(FOLDS)]
 
 
+def reference_rows(sources: Sequence[str], sizes: Sequence[int]) -> np.ndarray:
+    """Which prompts the threshold is set on: those of the reference files among ``sources`` (file names, with how
+    many prompts each gave, in order); every prompt when none of them is a reference file (a user's own dev set)."""
+    ref = np.repeat([name in REFERENCE_SET_NAMES for name in sources], sizes).astype(bool)
+    return ref if ref.any() else np.ones(len(ref), dtype=bool)
+
+
 def train(items: list[dict[str, Any]], embed: Callable[[list[str]], np.ndarray], model_name: str, dim: int,
-          source: str | Sequence[str] = DEV_SET_NAMES) -> Weights:
+          source: str | Sequence[str] = DEV_SET_NAMES, reference: np.ndarray | None = None) -> Weights:
+    """``reference``: a mask over ``items``, the prompts whose out-of-fold precision sets the threshold (default:
+    all of them)."""
+    ref = np.ones(len(items), dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
+    if ref.shape != (len(items),):
+        raise InvalidInput(f"reference mask has {ref.size} entries for {len(items)} prompts")
     d = _Data(items, embed)
     fold_of, folds = unit_folds(items, d)
     every = np.arange(len(d.y))
     rule, rule_oof = _fit_head(d.X, d.Phi, d.K, d.y, list(cues.FEATURE_NAMES), folds, every)
     prompt_oof = _prompt_max(rule_oof, d.owner, len(items))
-    threshold = threshold_for_precision(d.prompt_y, prompt_oof, MIN_PRECISION)
+    threshold = threshold_for_precision(d.prompt_y[ref], prompt_oof[ref], MIN_PRECISION)
     # A neighbouring sentence joins a rule only when it reads as a rule itself: a lower bar pulled the task
     # after a rule into it ("... Let's clean up the old scripts folder.") and injected it with every prompt.
     extend = threshold
@@ -206,10 +228,13 @@ def train(items: list[dict[str, Any]], embed: Callable[[list[str]], np.ndarray],
         "method": (f"per sentence: L2 logistic (IRLS, l2={L2}) over {len(cues.FEATURE_NAMES)} cue features + a stacked "
                    f"ridge probe (hashed word/char n-grams {HASH_DIM} + embedding x{EMBED_SCALE}, lambda={LAMBDA}); "
                    f"prompt = best sentence; threshold = lowest with {FOLDS}-fold (grouped by scenario, seed {SEED}) "
-                   f"out-of-fold precision >= {MIN_PRECISION}"),
+                   f"out-of-fold precision >= {MIN_PRECISION}"
+                   + ("" if ref.all() else f" on the {int(ref.sum())} prompts of the reference files")),
         "dev": {
             "oof_precision": round(pr["precision"], 4), "oof_recall": round(pr["recall"], 4),
             "oof_auc": round(roc_auc(d.prompt_y, prompt_oof), 4),
+            **({} if ref.all() else {"reference_oof": {k: round(v, 4) for k, v in precision_recall(
+                d.prompt_y[ref], prompt_oof[ref] >= threshold).items() if k in ("precision", "recall")}}),
             "revoke_oof_accuracy": round(float(np.mean((revoke_oof[pos] >= 0.5) == d.revoke_y[pos])), 4),
             "scope_oof_accuracy_unnamed": round(float(np.mean((scope_oof[scope_rows] >= 0.5) == d.session_y[scope_rows])), 4)
             if len(scope_rows) else None,
