@@ -37,7 +37,7 @@ REVOKE_MIN_OVERLAP = 0.35
 # An amendment (a sentence below the detector's bar that changes a rule in force) must be this like that rule
 # (English, MiniLM cosine) besides sharing a subject with it. docs/memory.md, "Amendments".
 AMEND_MIN_COSINE = 0.5
-# ... and the detector must score it at least this (its trained bar, 0.72 for MiniLM): below, "Hmm, OK" and the like.
+# ... and the detector must score it at least this (well below its trained bar): below, "Hmm, OK" and the like.
 AMEND_MIN_PROB = 0.2
 # ... and it must name a quantity (a limit changed: "make it 50 lines", "改成三段以内"): without one, a one-off
 # exception ("use pandas for this quick exploration") or a task ("把缓存层换成 Redis") read as amendments on the

@@ -17,7 +17,8 @@ Steps, all deterministic (no randomness but the fold assignment, seed 0):
    logistic regression over the cue families; out-of-fold logistic probabilities give each dev prompt a score
    (its best sentence).
 5. Threshold: the lowest at which the out-of-fold prompt-level precision on the reference files
-   (``REFERENCE_SETS``) stays >= ``MIN_PRECISION`` (0.96) at every higher threshold too. A neighbouring sentence joins a rule (``extend``) at the same threshold.
+   (``REFERENCE_SETS``) stays >= ``MIN_PRECISION`` (0.96) at every higher threshold too. A neighbouring sentence
+   joins a rule (``extend``) at the same threshold.
 6. The revocation head (lift vs set) and the scope head (this session vs this project, for rules naming no
    scope) are fitted the same way on the positive sentences; their out-of-fold accuracy is reported.
 7. Final fits on the whole dev set.
@@ -60,8 +61,8 @@ EMBED_SCALE = 0.5
 LAMBDA = 1.0  # ridge penalty of the probes
 L2 = 10.0  # logistic penalty (dev CV: AUC and recall at the precision target flat over 1-10; the stronger penalty)
 REVOKE_L2 = 1.0
-# A false rule is injected with every later prompt, so precision comes first; 0.96 rather than the 0.97 of rounds 3 to
-# 11 because the held-out targets need recall and the control conversations had room (docs/memory.md, round 12).
+# A false rule is injected with every later prompt, so precision comes first; 0.96 rather than the earlier 0.97
+# because the held-out targets need recall and the control conversations had room (docs/memory.md, round 12).
 MIN_PRECISION = 0.96
 
 
