@@ -515,7 +515,7 @@ def test_instructions_train_cli_writes_where_the_detector_reads(cli_runner, comp
     assert detect.load_weights(Path(out["file"])).meta["trained_on"]["items"] == len(picked)
 
 
-def test_the_threshold_is_set_on_the_reference_files_only(cli_runner, compass_home, tmp_path):
+def test_the_threshold_is_set_on_the_reference_files_only(cli_runner, compass_home, tmp_path, monkeypatch):
     """The shipped dev files the threshold is measured on are named in REFERENCE_SETS; a later file trains the
     detector without moving the bar, and a user's own dev files (no reference among them) all set it."""
     from compass_hooks.cli import cli
@@ -531,9 +531,18 @@ def test_the_threshold_is_set_on_the_reference_files_only(cli_runner, compass_ho
     extra_rows = [r for r in rows if r["scenario"].startswith("en-dev-") and r not in ref_rows][:80]
     for path, part in ((ref, ref_rows), (extra, extra_rows)):
         path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in part) + "\n", encoding="utf-8")
+    seen: list[int] = []  # how many prompts the threshold was chosen on
+
+    def spy(y, probs, min_precision):
+        seen.append(len(y))
+        return real(y, probs, min_precision)
+
+    real = train.threshold_for_precision
+    monkeypatch.setattr(train, "threshold_for_precision", spy)
     res = cli_runner.invoke(cli, ["instructions", "train", "--model", "fake", "--dev", str(ref), "--dev", str(extra),
                                   "--json"])
     assert res.exit_code == 0, res.output
+    assert seen == [len(ref_rows)]
     w = detect.load_weights(Path(json.loads(res.stdout)["file"]))
     assert w.meta["trained_on"]["items"] == len(ref_rows) + len(extra_rows)
     assert f"on the {len(ref_rows)} prompts of the reference files" in w.meta["method"]
