@@ -1,6 +1,7 @@
 """Build the fifth round of drift prompts (issue 16), written blind: ``compass_hooks/drift/data/drift_dev_ml4.jsonl``
 (dev, trained on) from ``<lang>.txt`` here, and ``tests/data/drift_fresh/fresh.jsonl`` (a check set, never trained
-on) from ``tests/data/drift_fresh/<lang>.txt``. Source lines: ``<situation number> <category code> <text>`` (the
+on) from ``tests/data/drift_fresh/<lang>.txt``, and ``tests/data/drift_fresh/check_r11.jsonl`` (the round-11 check set,
+secrets-heavy, never trained on) from ``tests/data/drift_fresh/r11/<lang>.txt``. Source lines: ``<situation number> <category code> <text>`` (the
 codes of tests/data/drift_ml2/build.py; two lines with one number paraphrase one situation and share a scenario).
 
 Checks: schema; no duplicate text; no text of another dev file or an anchor; no check-set item that is a near
@@ -26,6 +27,7 @@ DATA = ROOT / "compass_hooks" / "drift" / "data"
 FRESH = ROOT / "tests" / "data" / "drift_fresh"
 OUT_DEV = DATA / "drift_dev_ml4.jsonl"
 OUT_FRESH = FRESH / "fresh.jsonl"
+OUT_R11 = FRESH / "check_r11.jsonl"
 OTHER_DEV = ("drift_dev.jsonl", "drift_dev_ml.jsonl", "drift_dev_ml2.jsonl", "drift_dev_ml3.jsonl")
 _spec = importlib.util.spec_from_file_location("ml2_build", HERE.parent / "drift_ml2" / "build.py")
 assert _spec and _spec.loader
@@ -57,6 +59,7 @@ def _dev_texts() -> list[str]:
 
 
 def checks(dev: list[dict], fresh: list[dict]) -> list[str]:
+    """``fresh``: every check item (both check sets), each measured against the dev items."""
     problems = []
     texts = Counter(r["text"] for r in dev + fresh)
     problems += [f"duplicate text: {t!r}" for t, c in texts.items() if c > 1]
@@ -99,17 +102,18 @@ def _body(rows: list[dict]) -> str:
 
 
 def main() -> int:
-    dev, fresh = parse(HERE, "ml4"), parse(FRESH, "fresh")
-    problems = checks(dev, fresh)
+    dev, fresh, r11 = parse(HERE, "ml4"), parse(FRESH, "fresh"), parse(FRESH / "r11", "fresh")
+    problems = checks(dev, fresh + r11)
+    outputs = ((OUT_DEV, dev), (OUT_FRESH, fresh), (OUT_R11, r11))
     if "--check" in sys.argv:
-        stale = [p for p, rows in ((OUT_DEV, dev), (OUT_FRESH, fresh))
+        stale = [p for p, rows in outputs
                  if not p.exists() or p.read_text(encoding="utf-8") != _body(rows)]
         for p in problems + [f"stale: {s.name}; run python tests/data/drift_ml4/build.py" for s in stale]:
             print(p)
         return 1 if problems or stale else 0
     for p in problems:
         print(p)
-    for path, rows in ((OUT_DEV, dev), (OUT_FRESH, fresh)):
+    for path, rows in outputs:
         path.write_text(_body(rows), encoding="utf-8")
         c = Counter((r["lang"], r["label"]) for r in rows)
         print(f"wrote {path.relative_to(ROOT)} ({len(rows)} items, drift/on track): "

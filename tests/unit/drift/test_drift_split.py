@@ -78,8 +78,9 @@ def test_third_round_is_built_from_its_sources():
 
 
 def test_fifth_round_and_its_check_set_are_built_from_their_sources():
-    """The fifth round (tests/data/drift_ml4/, written blind) ships as dev data; its check set
-    (tests/data/drift_fresh/) does not ship, is not trained on, and has no near duplicate of a dev item."""
+    """The fifth round (tests/data/drift_ml4/, written blind) ships as dev data; its check sets
+    (tests/data/drift_fresh/: fresh.jsonl and round 11's check_r11.jsonl) do not ship, are not trained on, and have
+    no near duplicate of a dev item; round 11's dev batch (drift_ml4/batch7/, not shipped) stays out of the dev set."""
     build = ROOT / "tests" / "data" / "drift_ml4" / "build.py"
     result = subprocess.run([sys.executable, str(build), "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -87,14 +88,20 @@ def test_fifth_round_and_its_check_set_are_built_from_their_sources():
     assert "heldout" not in code and "drift_test" not in code and "blind" not in code
     dev = _rows(ROOT / "compass_hooks" / "drift" / "data" / "drift_dev_ml4.jsonl")
     fresh = _rows(ROOT / "tests" / "data" / "drift_fresh" / "fresh.jsonl")
-    for rows, prefix, least in ((dev, "ml4-", 1400), (fresh, "fresh-", 400)):
+    r11 = _rows(ROOT / "tests" / "data" / "drift_fresh" / "check_r11.jsonl")
+    for rows, prefix, least in ((dev, "ml4-", 1400), (fresh, "fresh-", 400), (r11, "fresh-", 400)):
         assert len(rows) >= least and {r["lang"] for r in rows} == set(LANGS)
         assert all(r["scenario"].startswith(prefix) for r in rows)
         assert {r["label"] for r in rows} == {0, 1}
     from compass_hooks.drift.train import DEV_SETS
     assert "drift_dev_ml4.jsonl" in {f.name for f in DEV_SETS}
     shipped = {p.name for p in (ROOT / "compass_hooks" / "drift" / "data").iterdir()}
-    assert "fresh.jsonl" not in shipped and not {r["text"] for r in fresh} & {r["text"] for r in dev}
+    dev_texts = {r["text"] for r in dev}
+    assert "fresh.jsonl" not in shipped and "check_r11.jsonl" not in shipped
+    assert not {r["text"] for r in fresh + r11} & dev_texts
+    aside = [line.split(" ", 2)[2] for f in sorted((ROOT / "tests" / "data" / "drift_ml4" / "batch7").glob("*.txt"))
+             for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(aside) > 1000 and not set(aside) & dev_texts
 
 
 def test_drift_dev_siblings_share_a_scenario():
