@@ -16,8 +16,8 @@ import click
 def eval_instructions(file: Path, model: str | None, errors: bool, as_json: bool) -> None:
     """Precision and recall of "this prompt sets or lifts a standing instruction" on FILE (detect_*.jsonl: text,
     label, rule, action, scope), per language, and on the prompts found: whether the rule text is the labelled
-    one exactly, whether it covers it whole, and the action (set / revoke) and scope accuracy. Progress goes to
-    stderr."""
+    one exactly, whether it covers it whole, the action (set / revoke), and the scope where the file labels one.
+    Progress goes to stderr."""
     from compass_hooks.cli import echo_json, embed_with_progress
     from compass_hooks.config import load_config
     from compass_hooks.core import Core
@@ -47,9 +47,10 @@ def eval_instructions(file: Path, model: str | None, errors: bool, as_json: bool
     for lang, f in report["by_lang"].items():
         click.echo(f"  {lang}: precision {f['precision']:.3f}  recall {f['recall']:.3f}  (fp {f['fp']}, fn {f['fn']})")
     if report.get("true_positives"):
+        scope = (f"scope {report['scope_accuracy']:.3f} (on the {report['scope_labelled']} with a labelled scope)"
+                 if report["scope_accuracy"] is not None else "no scope labelled")
         click.echo(f"  on the {report['true_positives']} found: rule text exact {report['rule_exact']:.3f}, covers the "
-                   f"labelled rule whole {report['rule_whole']:.3f}, action {report['action_accuracy']:.3f}, scope "
-                   f"{report['scope_accuracy']:.3f}")
+                   f"labelled rule whole {report['rule_whole']:.3f}, action {report['action_accuracy']:.3f}, {scope}")
     for key, title in (("false_positives", "false positives"), ("missed", "missed")):
         for text in report.get(key, []):
             click.echo(f"  {title}: {' '.join(text.split())[:160]}")

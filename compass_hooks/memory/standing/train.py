@@ -286,17 +286,22 @@ def evaluate(w: Weights, items: list[dict[str, Any]], embed: Callable[[list[str]
         out["by_lang"][lang] = {"precision": p["precision"], "recall": p["recall"], "tp": p["tp"], "fp": p["fp"],
                                 "fn": p["fn"]}
     if tp_rows:
-        exact = whole = action = scope = 0
+        exact = whole = action = scope = scoped = 0
         for it, r in tp_rows:
             g0 = it["text"].index(it["rule"])
             g1 = g0 + len(it["rule"])
             exact += r.text == it["rule"]
             whole += r.start <= g0 and r.end >= g1
             action += r.action == (it.get("action") or "set")
-            scope += r.scope == it.get("scope")
+            # Files written blind label a scope only where the user named one (null: none said), and the detector
+            # always gives one (its guess when none is named): a null label is not a wrong answer to score.
+            if it.get("scope"):
+                scoped += 1
+                scope += r.scope == it["scope"]
         n = len(tp_rows)
         out.update({"rule_exact": exact / n, "rule_whole": whole / n, "action_accuracy": action / n,
-                    "scope_accuracy": scope / n, "true_positives": n})
+                    "scope_accuracy": scope / scoped if scoped else None, "scope_labelled": scoped,
+                    "true_positives": n})
     out["false_positives"] = false_pos
     out["missed"] = missed
     return out

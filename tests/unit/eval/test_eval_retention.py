@@ -71,5 +71,17 @@ def test_eval_instructions_on_labelled_prompts(cli_runner, tmp_path):
     assert "embedding" in res.stderr  # progress, on stderr
     assert report["items"] == len(rows) and report["model"] == "fake:64"
     assert {"precision", "recall", "rule_exact", "rule_whole", "action_accuracy", "scope_accuracy"} <= set(report)
+    assert 0 < report["scope_labelled"] <= report["true_positives"] and 0 <= report["scope_accuracy"] <= 1
+    # A file that names no scope (the blind files' convention: null = the user named none) has no scope figure,
+    # rather than counting every guess against a null label.
+    unscoped = tmp_path / "unscoped.jsonl"
+    unscoped.write_text("\n".join(json.dumps({**r, "scope": None}, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    res = cli_runner.invoke(cli, ["eval", "instructions", str(unscoped), "--model", "fake", "--json"])
+    assert res.exit_code == 0, res.output
+    plain = json.loads(res.stdout)
+    assert plain["scope_labelled"] == 0 and plain["scope_accuracy"] is None
+    assert plain["true_positives"] == report["true_positives"]
+    words = cli_runner.invoke(cli, ["eval", "instructions", str(unscoped), "--model", "fake"])
+    assert words.exit_code == 0 and "no scope labelled" in words.output
     text = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--errors"])
     assert text.exit_code == 0 and "precision" in text.output
