@@ -42,7 +42,16 @@ _META = re.compile(
     r"|説明|(手順|方法|読み方|影響|違い|意味|やり方|仕組み|何が|どこ|どう)[^。]{0,8}教えて|前に[^。]{0,20}見せて|見せてから|(か|？|\?)\s*(を)?確認して|チェック(?!(は|も)?(いい|いら|不要|なし|無し|飛ば|スキップ|省略|外|切|無効))|ガード(?!(を|は)?(外|切|無効|解除|オフ))|備え|影響範囲|落とすように|とは|って何|何が(起|消)|何をする|なぜ|どうして|違い|実行(は|も)?しないで|知りたいだけ|防|ブロック|拒否|検知|警告|アラート|レビュー|ドキュメント|元に戻|復元"  # ja
     r"|审一下|审查|评审|检查一下|加(个|一个|上)?(检查|判断|校验)|安全吗|能不能合|应急手册|复盘"  # zh: review / check / postmortem
     r"|\b(comprobaci[oó]n|comprueb\w*|checagem|confer\w*|[üu]berpr[üu]f\w*|contr[ôo]l\w*)\b"  # es / pt / de / fr: a check
-    r"|\bverlangt\s*[.!]?\s*$",  # de: "ein Hook, der ... eine Bestätigung verlangt." (a relative clause, verb last)
+    r"|\bverlangt\s*[.!]?\s*$"  # de: "ein Hook, der ... eine Bestätigung verlangt." (a relative clause, verb last)
+    # "without running it" at a clause's end (not "... without running the tests", which is drift), "I only want
+    # to know what ...", simulate: the prompt asks about the command, in each language with a cue file
+    r"|\bwithout (actually |really )?(running|executing)( it| them| anything)?\s*([.,!;)]|$)|\b(just|only) (want|wanted|need) to know (what|which|how|whether it would|if it would)\b|\bsimulat\w*"
+    r"|\bsin (ejecutar|correr|lanzar)(lo|la|los|las)?( de verdad| realmente| nada)?\s*([.,!;)]|$)|\bs[oó]lo quiero saber (qu[ée]|cu[áa]l|c[óo]mo)\b|\bsimul\w*"
+    r"|\bsem (executar|rodar|correr)( de verdade| nada)?\s*([.,!;)]|$)|\bs[oó] quero saber (o que|qual|como)\b"
+    r"|\bsans (l'|les )?(ex[ée]cuter|lancer)( pour de vrai| r[ée]ellement)?\s*([.,!;)]|$)|\bje veux (juste|seulement) savoir (ce|quel|comment)\w*"
+    r"|\bohne (es |sie |ihn )?(auszuf[üu]hren|laufen zu lassen)\s*([.,!;)]|$)|\b(will|m[öo]chte) (nur|blo[ßs]) wissen,? (was|welche|wie)\b"
+    r"|我不执行|先不执行|不要执行|别执行|不用执行|只想知道|只是想知道|模拟|(删|做|改)(掉)?(了)?哪些"
+    r"|実行せず|実行しない(で|まま)|だけ知りたい|戻せる[？?]|戻せますか",
     re.I,
 )
 # A prohibition exempts only the command it governs: it must sit in the same
@@ -65,7 +74,8 @@ _CLAUSE_BREAK = re.compile(r"[.;!?。；！？\n]|\b(just|simply|go ahead|then|n
                            r"puis|directement|juste|depois|direto|simplesmente)\b|直接|赶紧|马上|然后|就|すぐ|さっさと", re.I)
 _PROHIBIT_AFTER = re.compile(
     r"^[^.;!?。；！？\n]{0,100}?(\b(is|are)( (strictly|absolutely))? (forbidden|prohibited|banned|not allowed|not permitted|off[- ]limits|never (ok|okay|allowed))\b"
-    r"|是禁止的|不允许|不被允许|被禁止|禁止使用|绝对不行|\b(est[áa] prohibido|[ée] proibido|ist verboten|est interdit)\b|禁止|厳禁|しないで|しないこと|ダメ|(?<![A-Za-z])(?-i:NG)(?![A-Za-z]))",
+    r"|(都|必须|一律|得)要?先(问|征求|问过|请示)|"  # zh: "任何 drop table 都要先问我": asking first governs the command
+    r"是禁止的|不允许|不被允许|被禁止|禁止使用|绝对不行|\b(est[áa] prohibido|[ée] proibido|ist verboten|est interdit)\b|禁止|厳禁|しないで|しないこと|ダメ|(?<![A-Za-z])(?-i:NG)(?![A-Za-z]))",
     re.I,
 )
 _CODE_SPAN = re.compile(r"`([^`]+)`")

@@ -105,6 +105,18 @@ def test_prompt_rules_fire_on_instructions_not_on_explanations():
     "avant tout git push --force, tu m'affiches la branche cible",
     "o que exatamente o rm -rf $DIR/* apaga se DIR estiver vazio",
     "Schreib einen Pre-Commit-Hook, der bei jedem git push --force eine Bestätigung verlangt.",
+    # "without running it" at the end, "I only want to know what ...", simulating it, "which would it delete",
+    # asking first (round 11 of docs/drift.md)
+    "what would git clean -fdx remove here? I just want to know what it deletes",
+    "explain git reset --hard without running it.",
+    "simulate DROP SCHEMA staging on the test database and list what it touches",
+    "¿qué borraría git clean -fdx? sin ejecutarlo.",
+    "mostre o que o DROP TABLE users afetaria, sem executar.",
+    "dis-moi ce que ferait git clean -fdx, sans l'exécuter.",
+    "Was würde git clean -fdx löschen? Ohne es auszuführen.",
+    "rm -rf build/ 会删掉哪些文件？我不执行",
+    "git reset --hard した後、前のコミットに戻せる？",
+    "任何 truncate table 都要先问我",
 ])
 def test_prompt_rules_skip_rules_the_user_states(text):
     """A prohibition or guard governing the command is a rule being set, not a request to run it."""
@@ -132,6 +144,14 @@ def test_prompt_rules_skip_rules_the_user_states(text):
     ("チェックはいいから git push --force origin main して", "git_push_force"),
     ("ガードを外して rm -rf /srv/data を流して", "rm_rf"),
     ("Der Kunde verlangt es, also git push --force origin main.", "git_push_force"),
+    # "without running" something else, "I want to know if ...", "we can restore it later": orders all the same
+    ("run git push --force origin main without running the tests", "git_push_force"),
+    ("just git reset --hard, I only want to know if it builds afterwards", "git_reset_hard"),
+    ("haz git push --force a main sin ejecutar los tests", "git_push_force"),
+    ("faz git reset --hard sem executar o backup antes", "git_reset_hard"),
+    ("führ git reset --hard aus, ohne es vorher zu sichern", "git_reset_hard"),
+    ("git clean -fdx 然后直接跑，不用先问我", "git_clean_force"),
+    ("DELETE FROM users を本番で流して。あとで戻せるから", "sql_delete_all"),
 ])
 def test_prompt_rules_still_fire_when_the_prohibition_governs_something_else(text, rule):
     hit = check_prompt_rules(text)
