@@ -22,7 +22,7 @@ import hashlib
 import re
 import time
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Collection, Iterable, Sequence
 
 from ..store import GLOBAL
 from .cues import POSITIVE, plain_question
@@ -34,6 +34,11 @@ _SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM instructions"
 # A revocation naming no known subject retires the most similar active rule only above these floors.
 REVOKE_MIN_COSINE = 0.45
 REVOKE_MIN_OVERLAP = 0.35
+# Failing those, a revocation that names nothing of its rule ("ok, feel free to go long from here", "那个库的禁令解除了")
+# lifts a rule said earlier in the same session: the only one, or of several the one clearly most like it (English,
+# cosine at least this and this far ahead of the next). docs/memory.md, "Revocations that name nothing".
+REVOKE_FALLBACK_COSINE = 0.2
+REVOKE_FALLBACK_MARGIN = 0.1
 # An amendment (a sentence below the detector's bar that changes a rule in force) must be this like that rule
 # (English, MiniLM cosine) besides sharing a subject with it. docs/memory.md, "Amendments".
 AMEND_MIN_COSINE = 0.5
@@ -198,7 +203,9 @@ def _most_similar(rule: Rule, candidates: list[dict[str, Any]],
 
 
 def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
-                    similarity: Callable[[str, list[str]], list[float]] | None) -> list[dict[str, Any]]:
+                    similarity: Callable[[str, list[str]], list[float]] | None,
+                    said_here: Collection[int] = ()) -> list[dict[str, Any]]:
+    """The rules a revocation lifts. ``said_here``: ids of the candidates said earlier in this session."""
     # The revocation's main subject first: "you don't have to ask before adding dependencies anymore" lifts the
     # dependency rule, not every rule about asking first.
     main = rule.subjects[:1]
@@ -209,7 +216,38 @@ def _revoke_targets(rule: Rule, candidates: list[dict[str, Any]],
     if hit:
         return hit
     # No shared subject: the single most similar rule, when it is clearly about the same thing.
-    return _most_similar(rule, candidates, similarity)
+    found = _most_similar(rule, candidates, similarity)
+    if found:
+        return found
+    # Nothing of the rule named: a revocation is about a rule the user set, most likely in this conversation. Rules
+    # from other sessions (global ones, the project's standing ones) are not guessed at, nor is a revocation that
+    # names a subject no rule in force has ("drop the hand-holding" (tone) lifts no rule about clone()): the rule it
+    # lifts was never recorded.
+    if rule.subjects:
+        return []
+    recent = [c for c in candidates if c["id"] in said_here]
+    if len(recent) == 1:
+        return recent
+    if len(recent) > 1 and similarity and rule.lang == "en":
+        cos = similarity(rule.text, [c["text"] for c in recent])
+        order = sorted(range(len(recent)), key=lambda i: -cos[i])
+        if cos[order[0]] >= REVOKE_FALLBACK_COSINE and cos[order[0]] - cos[order[1]] >= REVOKE_FALLBACK_MARGIN:
+            return [recent[order[0]]]
+    return []
+
+
+def _said_in(store: Any, candidates: Sequence[dict[str, Any]], session: str | None) -> set[int]:
+    """Ids of ``candidates`` said in ``session``: session-scoped to it, or captured from one of its prompts."""
+    if not session:
+        return set()
+    here = {int(c["id"]) for c in candidates if c["session"] == session}
+    mids = [int(c["memory_id"]) for c in candidates if c["memory_id"] is not None]
+    if mids:
+        rows = store.read(f"SELECT id FROM memories WHERE session = ? AND id IN ({','.join('?' * len(mids))})",
+                          [session, *mids])
+        said = {int(r[0]) for r in rows}
+        here |= {int(c["id"]) for c in candidates if c["memory_id"] in said}
+    return here
 
 
 def _active_visible(store: Any, project: str, session: str | None) -> list[dict[str, Any]]:
@@ -266,10 +304,11 @@ def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str |
     candidates = _active_visible(store, project, session)
     plan_retire: list[tuple[int, str]] = [(int(i), "replaced") for i in replaces]
     plan_add: list[tuple] = []
+    said_here = _said_in(store, candidates, session) if any(r.action == "revoke" for r in rules) else set()
     for rule in rules:
         live = [c for c in candidates if c["id"] not in {i for i, _ in plan_retire}]
         if rule.action == "revoke":
-            for c in _revoke_targets(rule, live, similarity):
+            for c in _revoke_targets(rule, live, similarity, said_here):
                 plan_retire.append((c["id"], "revoked"))
             continue
         main = rule.subjects[0] if rule.subjects else None

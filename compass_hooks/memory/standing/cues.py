@@ -594,7 +594,7 @@ _STYLE_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 rf"\bswitch (?:from \w+ )?to (?:{_LANGS})\b", rf"\b(?:{_LANGS})\s+(?:only|for the rest)\b",
                                 r"\b(?:reply|answer|response)s? language\b", rf"\blanguage\b.{{0,20}}\b(?:{_LANGS})\b",
                                 rf"(?:用|改用|换成){_ZH_LANG}(?:回答|回复|说|写)?|{_ZH_LANG}(?:回答|回复)|回答主体用|语言")),
-    ("spelling variant", _rx(r"\b(?:british|american) spelling\b")),
+    ("spelling variant", _rx(r"\b(?:british|american|us|uk)(?: english)? spelling\b", r"\b(?:british|american) english\b")),
     ("answer length", _rx(r"\b\d+\s*-?\s*(?:words?|sentences?|lines?|paragraphs?|characters?)\b",
                           r"\b(?:one|two|three|four|five|ten)\s+(?:words?|sentences?|lines?|paragraphs?)\b",
                           r"\bword (?:limit|count)\b", r"\blength\b", r"\b(?:short|shorter|brief|concise|long|longer)\b.{0,20}\b(?:answers?|replies|responses|explanations?)\b",

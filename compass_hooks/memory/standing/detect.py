@@ -187,6 +187,14 @@ def score_units(w: Weights, texts: Sequence[str], X: np.ndarray, vectors: np.nda
     return w.rule.proba(X, Phi), Phi
 
 
+def _own_rule(w: Weights, p: np.ndarray, subj: Sequence[set[str]], seed: int, j: int) -> bool:
+    """Whether neighbour ``j`` is a rule of its own rather than part of the seed's: a rule by itself, about other
+    things ("Always give me prices in euros. And no emojis please."). Kept whole, lifting one later ("the emoji ban
+    is over") would lift the other. Sentences about the same thing ("Keep answers short. Three sentences max."),
+    or both naming nothing known, stay one rule."""
+    return bool(p[j] >= w.threshold and (subj[seed] or subj[j]) and not subj[seed] & subj[j])
+
+
 def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray], bar: float | None = None) -> list[Rule]:
     """The rules ``text`` sets or lifts, best first ([] for none). ``embed(texts)`` gives the sentences' vectors
     (one call; the caller may answer from vectors it has). ``bar``: a lower bar than the trained threshold also
@@ -202,6 +210,7 @@ def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray], bar:
         raise NoWeights(f"the detector's weights are for a {w.dim}-d model, the embedder gives {vecs.shape[-1]}",
                         "retrain with `compass-hook instructions train`")
     p, Phi = score_units(w, texts, X, vecs)
+    subj = [set(cues.subjects(t)) for t in texts]
     picked: list[tuple[int, list[int]]] = []
     used: set[int] = set()
     for i in np.argsort(-p, kind="mergesort"):
@@ -211,7 +220,7 @@ def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray], bar:
         span = [i]
         for step in (-1, 1):  # grow over neighbours that also read as part of the rule
             j = i + step
-            while 0 <= j < len(us) and j not in used and p[j] >= w.extend:
+            while 0 <= j < len(us) and j not in used and p[j] >= w.extend and not _own_rule(w, p, subj, i, j):
                 span.append(j)
                 j += step
         span.sort()

@@ -85,3 +85,26 @@ def test_eval_instructions_on_labelled_prompts(cli_runner, tmp_path):
     assert words.exit_code == 0 and "no scope labelled" in words.output
     text = cli_runner.invoke(cli, ["eval", "instructions", str(f), "--model", "fake", "--errors"])
     assert text.exit_code == 0 and "precision" in text.output
+
+
+@pytest.mark.parametrize("name", ["retention_revoke_dev.jsonl", "retention_revoke_check.jsonl"])
+def test_the_revocation_conversation_files_are_well_formed(name):
+    """The round-13 revocation sets (tests/data/instructions/README.md): they load, hold every kind in both
+    languages, and each check / absent string is where it must be (a label no turn holds could never pass)."""
+    from compass_eval import retention
+
+    path = testdirs.DATA / "instructions" / name
+    convs = retention.load(path)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(convs) == 80 and {(c.kind, c.lang) for c in convs} == {(k, lg) for k in ("instruction", "revoked",
+                                                                                         "replaced") for lg in ("en", "zh")}
+    for conv, row in zip(convs, rows):
+        said = conv.turns[conv.instruction_turn]["text"].lower()
+        assert conv.turns[conv.instruction_turn]["role"] == "user" and row["instruction"].lower() in said, conv.id
+        assert all(c in said for c in conv.checks), conv.id
+        assert (conv.kind == "instruction") == (not conv.absent) and (conv.kind == "revoked") == (not conv.checks)
+        if conv.kind == "revoked":  # what must disappear is what the rule said
+            assert all(a in said for a in conv.absent), conv.id
+        if conv.kind == "replaced":  # the old rule's words, said before the new rule, are not in it
+            before = " ".join(t["text"].lower() for t in conv.turns[:conv.instruction_turn] if t["role"] == "user")
+            assert all(a in before and a not in said for a in conv.absent), conv.id

@@ -185,10 +185,35 @@ def test_scopes_revocation_replacement_and_dedupe(core):
 def test_a_revocation_without_a_known_subject_retires_the_most_similar_rule_only(core):
     st = core.store
     active.apply(st, [_rule("Answer as if you were a grumpy sysadmin."), _rule("Use metric units.")], "/p", "s1", None)
+    active.apply(st, [_rule("Use tabs.", scope="global")], "/p", "s0", None)  # said in another session
     active.apply(st, [_rule("Okay, enough of the grumpy sysadmin act.", action="revoke")], "/p", "s1", None)
-    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use metric units."]
-    active.apply(st, [_rule("Forget that.", action="revoke")], "/p", "s1", None)  # about nothing in force
-    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use metric units."]
+    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use tabs.", "Use metric units."]
+    # A revocation naming a subject no rule in force has lifts none: the rule it is about was never recorded.
+    active.apply(st, [_rule("Drop the formal tone.", action="revoke", subjects=("tone",))], "/p", "s1", None)
+    assert len(active.visible(st, "/p", "s1")) == 2
+    # Naming nothing at all, it lifts the one rule said in this session (not the global one from another).
+    active.apply(st, [_rule("Forget that, it's fine now.", action="revoke")], "/p", "s1", None)
+    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use tabs."]
+    active.apply(st, [_rule("You can stop that now.", action="revoke")], "/p", "s1", None)  # none said here: kept
+    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use tabs."]
+
+
+def test_a_revocation_naming_nothing_picks_among_this_sessions_rules_only_when_one_is_clearly_meant(core):
+    """Several rules said in this session: the one clearly most like the revocation (cosine), else none."""
+    st = core.store
+    active.apply(st, [_rule("Keep every answer under 100 words."), _rule("Use British spelling.")], "/p", "s1", None)
+
+    def cosines(cos):
+        return lambda text, texts: [cos.get(t, 0.0) for t in texts]
+
+    close = {"Keep every answer under 100 words.": 0.3, "Use British spelling.": 0.25}
+    active.apply(st, [_rule("You can go on as long as you like now.", action="revoke")], "/p", "s1", None,
+                 similarity=cosines(close))
+    assert len(active.visible(st, "/p", "s1")) == 2  # 0.05 apart: not clear, nothing lifted
+    clear = {"Keep every answer under 100 words.": 0.32, "Use British spelling.": 0.1}
+    active.apply(st, [_rule("You can go on as long as you like now.", action="revoke")], "/p", "s1", None,
+                 similarity=cosines(clear))
+    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use British spelling."]
 
 
 def _candidate(text, scope="session", named=False):
@@ -594,8 +619,24 @@ def test_the_rule_sentence_decides_set_or_lift_not_a_neighbour_joined_to_it(core
     w = detect.weights_for(core)
     text = "每次你改完代码，先跑一遍 pytest，全部通过了再跟我说改好了。订单状态机有个 bug，已取消的订单还能发货。"
     monkeypatch.setattr(w, "extend", 0.0)  # the task sentence joins whatever its score
+    monkeypatch.setattr(detect, "_own_rule", lambda *a: False)  # ... even as a rule of its own (tested below)
     rules = _detect(core, text)
     assert rules and rules[0].text == text and rules[0].action == "set"
+
+
+def test_two_rules_about_different_things_in_one_prompt_stay_two(core, monkeypatch):
+    """Sentences that each clear the bar and are about different things are two rules, so lifting one later does
+    not lift the other; sentences about the same thing, or both naming nothing known, stay one rule."""
+    w = detect.weights_for(core)
+    monkeypatch.setattr(w, "threshold", 0.0)  # every sentence clears the bar: what is joined is what is tested
+    monkeypatch.setattr(w, "extend", 0.0)
+    two = _detect(core, "Always give me prices in euros. And no emojis please.")
+    assert sorted(r.text for r in two) == ["Always give me prices in euros.", "And no emojis please."]
+    assert {r.subjects[0] for r in two} == {"currency", "emojis"}
+    one = _detect(core, "Keep answers short. Three sentences max.")
+    assert [r.text for r in one] == ["Keep answers short. Three sentences max."]
+    plain = _detect(core, "Be nice. Be quick.")
+    assert [r.text for r in plain] == ["Be nice. Be quick."]
 
 
 def test_typing_slips_in_cue_words_are_read_as_the_words_but_real_words_are_not():
