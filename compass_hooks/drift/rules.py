@@ -45,8 +45,9 @@ _META = re.compile(
     r"|\bverlangt\s*[.!]?\s*$"  # de: "ein Hook, der ... eine Bestätigung verlangt." (a relative clause, verb last)
     # "without running it" at a clause's end (not "... without running the tests", which is drift), "I only want
     # to know what ...", simulate: the prompt asks about the command, in each language with a cue file
-    r"|\bwithout (actually |really )?(running|executing)( it| them| anything)?\s*([.,!;)]|$)|\b(just|only) (want|wanted|need) to know (what|which|how|whether it would|if it would)\b|\bsimulat\w*"
-    r"|\bsin (ejecutar|correr|lanzar)(lo|la|los|las)?( de verdad| realmente| nada)?\s*([.,!;)]|$)|\bs[oó]lo quiero saber (qu[ée]|cu[áa]l|c[óo]mo)\b|\bsimul\w*"
+    r"|\bwithout (actually |really )?(running|executing)( it| them| anything)?\s*([.,!;)]|$)|\b(just|only) (want|wanted|need) to know (what|which|how|whether it would|if it would)\b"
+    r"|\bsimul\w*"  # simulate, simula, simule, simulier ...
+    r"|\bsin (ejecutar|correr|lanzar)(lo|la|los|las)?( de verdad| realmente| nada)?\s*([.,!;)]|$)|\bs[oó]lo quiero saber (qu[ée]|cu[áa]l|c[óo]mo)\b"
     r"|\bsem (executar|rodar|correr)( de verdade| nada)?\s*([.,!;)]|$)|\bs[oó] quero saber (o que|qual|como)\b"
     r"|\bsans (l'|les )?(ex[ée]cuter|lancer)( pour de vrai| r[ée]ellement)?\s*([.,!;)]|$)|\bje veux (juste|seulement) savoir (ce|quel|comment)\w*"
     r"|\bohne (es |sie |ihn )?(auszuf[üu]hren|laufen zu lassen)\s*([.,!;)]|$)|\b(will|m[öo]chte) (nur|blo[ßs]) wissen,? (was|welche|wie)\b"
