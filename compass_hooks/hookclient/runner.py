@@ -104,17 +104,31 @@ def plugin_updated(s: dict[str, Any]) -> bool:
     return dirs.plugin_updated(settings_mod.bootstrap_dir(s), s["plugin_root"], sys.executable)
 
 
+# A worker still loading its model waits for it at most this much less than our socket timeout, so it answers
+# "warming up" (the prompt passes through by design, its capture journaled) before the socket gives up and the
+# hook counts a failure. Waiting the whole cold-start budget (3 s) behind a 2.5 s socket timeout made a cold start
+# slower than 2.5 s (a busy 2-core machine: ready in 2.75 s) fail open instead.
+READY_WAIT_MARGIN_S = 0.25
+
+
+def ready_wait(cold_s: float, elapsed_s: float, request_timeout_s: float) -> float:
+    """How long the worker may wait for its model before answering: the cold-start budget left, and never so long
+    that the answer comes after our socket timeout."""
+    return max(0.0, min(cold_s - elapsed_s, request_timeout_s - READY_WAIT_MARGIN_S))
+
+
 def _call_worker(event: str, payload: dict[str, Any], s: dict[str, Any], t0: float) -> dict[str, Any]:
     from ..errors import WorkerUnavailable
     from ..worker import client
 
     args = {"event": event, "payload": payload}
     cold = float(s["cold_start_s"])
+    timeout = float(s["request_timeout_s"])
 
     def send() -> dict[str, Any]:
-        return client.request("hook", args, socket_path=s["socket"], timeout=float(s["request_timeout_s"]),
+        return client.request("hook", args, socket_path=s["socket"], timeout=timeout,
                               connect_timeout=float(s["connect_timeout_s"]),
-                              wait=max(0.0, cold - (time.monotonic() - t0)), check_version=True)
+                              wait=ready_wait(cold, time.monotonic() - t0, timeout), check_version=True)
 
     if plugin_updated(s):
         _environment(s)  # other requirements: raises Pending and starts the rebuild
