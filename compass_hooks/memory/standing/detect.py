@@ -210,7 +210,9 @@ def detect(w: Weights, text: str, embed: Callable[[list[str]], np.ndarray], bar:
         raise NoWeights(f"the detector's weights are for a {w.dim}-d model, the embedder gives {vecs.shape[-1]}",
                         "retrain with `compass-hook instructions train`")
     p, Phi = score_units(w, texts, X, vecs)
-    subj = [set(cues.subjects(t)) for t in texts]
+    # Subjects only where _own_rule can look: a neighbour at the threshold, and a seed that meets one (a seed below
+    # the threshold never does: a neighbour above it was picked first). Not every sentence of every prompt.
+    subj = [set(cues.subjects(t)) if p[k] >= w.threshold else set() for k, t in enumerate(texts)]
     picked: list[tuple[int, list[int]]] = []
     used: set[int] = set()
     for i in np.argsort(-p, kind="mergesort"):
