@@ -113,17 +113,21 @@ class WorkerServer:
             self.state = "error"
             return
         self.load_error = None
-        self.state = "ready"
-        self.ready.set()
-        notices.clear(self.paths, "model")  # fixed: should it break again, the user is told again
-        self.defer(self._merge_legacy)
-        self.defer(self._resume)
-        try:  # the native hook client finds a *ready* worker through this file
+        # The endpoint file goes down before the worker says ready: a hook that sees "ready" on ping may at once
+        # run the native client, which finds the worker through this file only; written after, it lost that race
+        # about one run in three (empty output, hand-over to Python; CI stop 25). A native client arriving before
+        # ready gets "warming up" from the worker itself, which is the same hand-over, by design.
+        try:
             from ..worker.hooks.fast import write_endpoint
 
             write_endpoint(self.paths, self.config)
         except OSError as exc:
             log.warning("cannot write the fast-client endpoint (hooks use the Python client): %s", exc)
+        self.state = "ready"
+        self.ready.set()
+        notices.clear(self.paths, "model")  # fixed: should it break again, the user is told again
+        self.defer(self._merge_legacy)
+        self.defer(self._resume)
         log.info("ready in %.2fs (model %s)", time.perf_counter() - t0, self.model_name())
 
     def _built(self) -> CoreLike:

@@ -113,6 +113,35 @@ def test_slow_op_does_not_stall_a_fast_one(tmp_path):
     assert not th.is_alive()
 
 
+def test_the_fast_endpoint_is_written_before_the_worker_says_ready(monkeypatch):
+    """A hook that sees "ready" on ping may run the native client at once, and that client finds the worker only
+    through the endpoint file: written after ready, it lost that race about one run in three (CI stop 25)."""
+    from compass_hooks.core import Core
+    from compass_hooks.worker import client
+    from compass_hooks.worker.hooks import fast
+    from compass_hooks.worker.server import WorkerServer
+
+    srv = WorkerServer(core=Core(), idle_timeout=0)
+    seen: list[bool] = []
+    real = fast.write_endpoint
+
+    def recording(paths, config):
+        seen.append(srv.ready.is_set())
+        real(paths, config)
+
+    monkeypatch.setattr(fast, "write_endpoint", recording)
+    th = threading.Thread(target=srv.serve, kwargs={"install_signals": False}, daemon=True)
+    th.start()
+    try:
+        assert client.wait_ready(_sock(), time.monotonic() + 10)["ready"]
+        assert os.path.exists(fast.endpoint_path(get_paths()))
+        assert seen == [False]
+    finally:
+        srv.request_stop("test over")
+        th.join(10)
+    assert not th.is_alive()
+
+
 @pytest.mark.slow
 def test_idle_exit(monkeypatch):
     from compass_hooks.worker import client, lifecycle
