@@ -7,8 +7,10 @@ the memory store's writer path (``Store.write`` / ``Store.read``).
   most similar one (embedding cosine, or character overlap for Chinese) above a floor; nothing when nothing
   matches. A newer rule retires the visible rules of the same or a narrower scope with its main subject
   (replacement) or its exact text (a restated rule: one row, the newest); a newer rule that says it replaces
-  one ("instead", "actually", "改成") and shares no subject retires the most similar one. A broader rule on the same subject
-  stays active and the newer, narrower one wins when both are shown (:func:`in_force`).
+  one ("instead", "actually", "改成") and shares no subject retires the most similar one; a newer "use X" retires an
+  older "use Y" of the same kind of tool (package manager, test framework, naming case, ...: ``cues.TOOL_KINDS``). A
+  broader rule on the same subject or kind stays active and the newer, narrower one wins when both are shown
+  (:func:`in_force`).
 - Retired rules stay as history (``state`` revoked / replaced, when, by which memory).
 - A session that continues another one (compaction with a new session id, ``--resume``) inherits its active
   session rules as copies (``inherited_from``).
@@ -25,7 +27,7 @@ from dataclasses import replace
 from typing import Any, Callable, Collection, Iterable, Sequence
 
 from ..store import GLOBAL
-from .cues import POSITIVE, plain_question
+from .cues import NEGATIVE, POSITIVE, plain_question, project_parts, tool_kinds
 from .detect import Rule
 
 COLUMNS = ("id", "project", "session", "scope", "text", "subjects", "lang", "prob", "created", "origin", "memory_id",
@@ -52,6 +54,8 @@ _QUANTITY = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|te
 # A SessionStart(compact) with a new session id continues the session whose PreCompact came this recently.
 HANDOFF_WINDOW_S = 600.0
 _REPLACING = POSITIVE["replace"]
+_LIFTING = POSITIVE["revoke"]
+_ONE_OFF = NEGATIVE["one_off"]
 _NARROWER = {"global": ("global", "project", "session"), "project": ("project", "session"), "session": ("session",)}
 
 
@@ -88,20 +92,31 @@ def visible(store: Any, project: str | None, session: str | None) -> list[dict[s
 
 
 def in_force(rules: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``rules`` (newest first) without those a newer one overrides: the same main subject or the same text."""
+    """``rules`` (newest first) without those a newer one overrides: the same main subject, the same text, or
+    a tool of the same kind to use."""
     seen_subject: set[str] = set()
     seen_text: set[str] = set()
+    seen_tools: list[tuple[set[str], set[str]]] = []
     out = []
     for r in rules:
         main = r["subjects"][0] if r["subjects"] else None
         key = fold(r["text"])
-        if key in seen_text or (main and main in seen_subject):
+        kinds, parts = set(tool_kinds(r["text"])), project_parts(r["text"])
+        if key in seen_text or (main and main in seen_subject) or any(_same_tool_use(kinds, parts, k, p) for k, p in seen_tools):
             continue
         seen_text.add(key)
         if main:
             seen_subject.add(main)
+        if kinds:
+            seen_tools.append((kinds, parts))
         out.append(r)
     return out
+
+
+def _same_tool_use(kinds: set[str], parts: set[str], other_kinds: set[str], other_parts: set[str]) -> bool:
+    """Two rules to use a tool of the same kind for the same part of the project (or one naming no part): the
+    newer replaces the older. "pytest for the Python tests" and "Jest for the frontend" hold side by side."""
+    return bool(kinds & other_kinds) and not (parts and other_parts and not parts & other_parts)
 
 
 def history(store: Any, project: str | None = None, include_retired: bool = False,
@@ -292,17 +307,37 @@ def amendment(store: Any, candidates: Sequence[Rule], project: str | None, sessi
     return None
 
 
+def lift(store: Any, candidates: Sequence[Rule], project: str | None, session: str | None) -> list[int]:
+    """Ids of the rules in force that one of ``candidates`` (sentences the detector scored below its bar) lifts:
+    [] when none does.
+
+    "ok, the length cap is off now, I actually want the deep version" scores 0.5 against a bar of 0.6: left out,
+    "keep every answer under 100 words" stayed in force. Taken only when the sentence has a lift cue (the
+    detector's revoke cues: "is off", "feel free to", "can ... again", 可以...了), is neither a one-off ("这封可以语气
+    强硬一点": this email only) nor a question, and its main subject is a subject of exactly one visible rule (two
+    rules on it: it could be about either). On the dev files, one of 2,080 negative prompts passes, the one-off
+    above, before the one-off condition."""
+    live = _active_visible(store, project or GLOBAL, session)
+    for rule in candidates:
+        if not rule.subjects or not _LIFTING.search(rule.text) or _ONE_OFF.search(rule.text) or plain_question(rule.text):
+            continue
+        hits = [c for c in live if rule.subjects[0] in c["subjects"]]
+        if len(hits) == 1:
+            return [int(hits[0]["id"])]
+    return []
+
+
 def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str | None, memory_id: int | None,
           created: float | None = None, similarity: Callable[[str, list[str]], list[float]] | None = None,
-          capture_key: str | None = None, replaces: Sequence[int] = ()) -> dict[str, list[int]]:
+          capture_key: str | None = None, replaces: Sequence[int] = (), revokes: Sequence[int] = ()) -> dict[str, list[int]]:
     """Record what one prompt said: new rules in, rules it revokes or replaces retired. Returns the ids
     ``{"added": [...], "retired": [...]}``. ``similarity(text, texts)``: cosines, for a revocation naming no
     known subject (None: character overlap only). ``replaces``: rule ids the prompt replaces whatever its
-    subjects (an :func:`amendment`'s target)."""
+    subjects (an :func:`amendment`'s target); ``revokes``: rule ids it lifts (a :func:`lift`'s)."""
     project = project or GLOBAL
     now = time.time() if created is None else float(created)
     candidates = _active_visible(store, project, session)
-    plan_retire: list[tuple[int, str]] = [(int(i), "replaced") for i in replaces]
+    plan_retire: list[tuple[int, str]] = [(int(i), "replaced") for i in replaces] + [(int(i), "revoked") for i in revokes]
     plan_add: list[tuple] = []
     said_here = _said_in(store, candidates, session) if any(r.action == "revoke" for r in rules) else set()
     for rule in rules:
@@ -311,6 +346,14 @@ def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str |
             for c in _revoke_targets(rule, live, similarity, said_here):
                 plan_retire.append((c["id"], "revoked"))
             continue
+        if not replaces and _LIFTING.search(rule.text):
+            # "ok you can talk again", "back to english please", "loose typing is totally fine": read as a rule of its
+            # own, but it lifts one in force. The rule it is clearly about (a subject in common, or clearly the most
+            # similar) is retired; never one guessed from the session alone, as for a revocation that names nothing
+            # (a new permission is not a lift). The sentence stays a rule too: "feel free to use pnpm from now on"
+            # says what to do instead.
+            plan_retire.extend((c["id"], "revoked") for c in _revoke_targets(replace(rule, action="revoke"), live, similarity))
+            live = [c for c in candidates if c["id"] not in {i for i, _ in plan_retire}]
         main = rule.subjects[0] if rule.subjects else None
         key = fold(rule.text)
         narrower = [c for c in live if c["scope"] in _NARROWER[rule.scope]]
@@ -321,6 +364,11 @@ def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str |
             # "Actually, make it ... instead", "改成...吧": it changes an earlier rule; with no subject in common,
             # the one it is most like, when it is clearly like one.
             same = _most_similar(rule, narrower, similarity)
+        if not same and not replaces:
+            # "Use pnpm for every install" after "use yarn for every install command": no subject or word in common
+            # but the tool, and a project uses one package manager (test framework, naming case, ...) at a time.
+            kinds, parts = set(tool_kinds(rule.text)), project_parts(rule.text)
+            same = [c for c in narrower if _same_tool_use(kinds, parts, set(tool_kinds(c["text"])), project_parts(c["text"]))]
         for c in same:
             plan_retire.append((c["id"], "replaced"))
         row_project = GLOBAL if rule.scope == "global" else project

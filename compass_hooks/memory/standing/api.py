@@ -76,14 +76,18 @@ def observe(core: CoreLike, text: str, project: str | None, session: str | None,
              if not looks_like_instruction(r.text)]
     rules = [r for r in found if r.prob >= weights.threshold]
     replaces: list[int] = []
-    if not rules:  # nothing reads as a rule on its own: maybe it changes one in force
-        amended = active.amendment(core.store, [r for r in found if r.prob < weights.threshold], project, session,
-                                   _similarity(core))
-        if amended is None:
-            return {"added": [], "retired": []}
-        rules, replaces = [amended[0]], [amended[1]]
+    revokes: list[int] = []
+    if not rules:  # nothing reads as a rule on its own: maybe it changes or lifts one in force
+        below = [r for r in found if r.prob < weights.threshold]
+        amended = active.amendment(core.store, below, project, session, _similarity(core))
+        if amended is not None:
+            rules, replaces = [amended[0]], [amended[1]]
+        else:
+            revokes = active.lift(core.store, below, project, session)
+            if not revokes:
+                return {"added": [], "retired": []}
     return active.apply(core.store, rules, project, session, memory_id, created, _similarity(core), capture_key,
-                        replaces)
+                        replaces, revokes)
 
 
 def _item(r: dict[str, Any], now: float | None) -> str:

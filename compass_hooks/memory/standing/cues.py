@@ -246,7 +246,7 @@ POSITIVE: dict[str, re.Pattern[str]] = {
         r"\bi don'?t care about\b.{0,30}\banymore\b", r"\b(?:enough of|that's enough)\b", r"\bput .{1,30} back\b",
         r"\bis over\b", r"\bno longer (?:need|have)\b", r"\boptional\b", r"\bis lifted\b", r"\bcan stop\b",
         r"\b(?:is|are|it'?s)\s+(?:fine|ok(?:ay)?|allowed)\b.{0,30}\b(?:now|after all|from here)\b", r"\bafter all\b",
-        r"\blift(?:ing)? the\b", r"\btake back\b", r"\b(?:thing|ban|rule|limit) is off\b", r"\bfree to\b", r"\bon the menu\b",
+        r"\blift(?:ing)? the\b", r"\btake back\b", r"\b(?:thing|ban|rule|limit|cap|restriction) is off\b", r"\byou can (?:\w+ ){0,2}again\b", r"\bfree to\b", r"\bon the menu\b",
         r"可以用了|可以(?:用|加|改)了|可以.{1,12}了|没关系了|撤了|不用再|不用.{0,12}了|不必再|作废|取消|解除|恢复|忘了吧|结束了|放开|不限制|无所谓了|可以结束"),
     "replace": _rx(
         r"\binstead\b", r"^\s*(?:actually|hmm|scratch that|on second thoughts?|thinking about it|on reflection|"
@@ -590,10 +590,10 @@ _STYLE_SUBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("language of code comments", _rx(r"\bcomments?\b.{0,40}\b(?:in\s+(?:" + _LANGS + r"))\b", r"注释.{0,12}" + _ZH_LANG + r"|注释改成")),
     ("language of commit messages", _rx(r"\bcommit messages?\b.{0,30}\bin\s+(?:" + _LANGS + r")\b", r"提交信息.{0,20}" + _ZH_LANG)),
     ("language of replies", _rx(rf"\b(?:reply|respond|answer|write|talk|speak|replies|answers)\b.{{0,30}}\b(?:in|into)\s+(?:{_LANGS})\b",
-                                rf"\b(?:switch|go|get|come) back (?:from \w+ )?to (?:{_LANGS})\b",
+                                rf"\b(?:switch|go|get|come) back (?:from \w+ )?to (?:{_LANGS})\b", rf"\bback to (?:{_LANGS})\b",
                                 rf"\bswitch (?:from \w+ )?to (?:{_LANGS})\b", rf"\b(?:{_LANGS})\s+(?:only|for the rest)\b",
                                 r"\b(?:reply|answer|response)s? language\b", rf"\blanguage\b.{{0,20}}\b(?:{_LANGS})\b",
-                                rf"(?:用|改用|换成){_ZH_LANG}(?:回答|回复|说|写)?|{_ZH_LANG}(?:回答|回复)|回答主体用|语言")),
+                                rf"(?:用|改用|换成){_ZH_LANG}(?:回答|回复|说|写)?|{_ZH_LANG}(?:回答|回复)|(?:说|讲|回){_ZH_LANG}|回答主体用|语言")),
     ("spelling variant", _rx(r"\b(?:british|american|us|uk)(?: english)? spelling\b", r"\b(?:british|american) english\b")),
     ("answer length", _rx(r"\b\d+\s*-?\s*(?:words?|sentences?|lines?|paragraphs?|characters?)\b",
                           r"\b(?:one|two|three|four|five|ten)\s+(?:words?|sentences?|lines?|paragraphs?)\b",
@@ -653,9 +653,66 @@ _LIB = re.compile(
     r"tailwind|bootstrap|redux|vuex|django|flask|fastapi|express|orm|sqlalchemy|class components|vendor/|migrations|"
     r"unwrap|unsafe|select \*|kubectl apply|print\(\)|print|master|whitelist|blacklist|allowlist|terraform apply|"
     r"docker|conda|venv|black|prettier|eslint|pino|winston|bunyan|logrus|zap|zerolog|loguru|structlog|log4j|slf4j)\b", _I)
-_LIB_ZH = re.compile(r"(pandas|numpy|polars|lodash|axios|moment|dayjs|npm|pnpm|yarn|bun|helm|kustomize|pytest|unittest|"
-                     r"pino|winston|logrus|zap|loguru|"
-                     r"seaborn|matplotlib|unwrap|unsafe|SELECT \*|kubectl apply|print|master|白名单|黑名单|migrations|vendor)", _I)
+# Chinese has no word boundaries, but the names are Latin: not inside a Latin word ("print" in "this sprint").
+_LIB_ZH = re.compile(r"(?<![A-Za-z])(pandas|numpy|polars|lodash|axios|moment|dayjs|npm|pnpm|yarn|bun|helm|kustomize|pytest|"
+                     r"unittest|pino|winston|logrus|zap|loguru|"
+                     r"seaborn|matplotlib|unwrap|unsafe|SELECT \*|kubectl apply|print|master|白名单|黑名单|migrations|vendor)"
+                     r"(?![A-Za-z])", _I)
+# Kinds of tool where a project uses one at a time: a newer "use X" replaces an older "use Y" of the same kind
+# ("use pnpm for every install" after "use yarn ..."), though the two rules share no word. Each kind: its members,
+# and (where a member is also an ordinary word, "less", "slim") the words that must be there too.
+TOOL_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
+    ("package manager", re.compile(r"(?<![\w-])(?:npm|pnpm|yarn|bun|pipenv|poetry|uv|conda|pip)(?![\w-])", _I),
+     _rx(r"\b(?:install|add|package|dependenc|command|script|lock)", r"装|依赖|包管理|命令|安装")),
+    ("test framework", re.compile(r"(?<![\w-])(?:pytest|unittest|nose2?|jest|vitest|mocha|jasmine|ava|junit\s?[45]?|testng|"
+                                  r"rspec|minitest|playwright test)(?![\w-])", _I), None),
+    ("naming case", re.compile(r"(?<![\w-])(?:snake_case|camel ?case|pascal ?case|kebab-case|screaming_snake_case)(?![\w-])", _I),
+     None),
+    ("base image", re.compile(r"(?<![\w-])(?:alpine|debian(?:[- ]slim)?|slim|distroless|ubuntu|busybox|scratch)(?![\w-])", _I),
+     _rx(r"\bimages?\b", r"\bdockerfiles?\b", r"\bcontainers?\b", r"镜像")),
+    ("stylesheet language", re.compile(r"(?<![\w-])(?:less|scss|sass|stylus|postcss|css modules|styled-components|tailwind(?:css)?)"
+                                       r"(?![\w-])", _I),
+     _rx(r"\bstyles?\b", r"\bstylesheets?\b", r"\bcss\b", r"样式")),
+    ("date library", re.compile(r"(?<![\w-])(?:moment(?:\.js)?|date-fns|dayjs|luxon|arrow|pendulum)(?![\w-])", _I),
+     _rx(r"\bdates?\b", r"\btimes?\b", r"\btimestamps?\b", r"\bdatetimes?\b", r"日期|时间")),
+    ("http client", re.compile(r"(?<![\w-])(?:axios|fetch|got|ky|superagent|requests|httpx|aiohttp|urllib3?)(?![\w-])", _I),
+     _rx(r"\bhttp\b", r"\brequests?\b", r"\bapi calls?\b", r"\bcalls?\b", r"请求|接口")),
+    ("plotting library", re.compile(r"(?<![\w-])(?:matplotlib|seaborn|plotly|altair|bokeh|echarts|chart\.js|d3)(?![\w-])", _I), None),
+    ("command-line parser", re.compile(r"(?<![\w-])(?:click|argparse|typer|docopt|cobra|clap|commander|yargs)(?![\w-])", _I),
+     _rx(r"\bcli\b", r"\bcommand[- ]line\b", r"\barguments?\b", r"\bflags\b", r"命令行|参数")),
+    ("logging library", re.compile(r"(?<![\w-])(?:pino|winston|bunyan|logrus|zap|zerolog|loguru|structlog|log4j2?|slf4j|logback)"
+                                   r"(?![\w-])", _I), None),
+    ("dataframe library", re.compile(r"(?<![\w-])(?:pandas|polars|dask|pyspark)(?![\w-])", _I), None),
+    ("state management", re.compile(r"(?<![\w-])(?:redux(?: toolkit)?|vuex|pinia|zustand|mobx|recoil|jotai)(?![\w-])", _I), None),
+    ("formatter", re.compile(r"(?<![\w-])(?:black|prettier|autopep8|yapf|ruff format|gofmt|rustfmt|biome)(?![\w-])", _I),
+     _rx(r"\bformat", r"格式化")),
+    ("orm", re.compile(r"(?<![\w-])(?:sqlalchemy|prisma|typeorm|sequelize|drizzle|peewee|django orm|gorm|hibernate)(?![\w-])", _I),
+     None),
+)
+
+
+# The part of a project a rule is for: "use pytest for the Python tests" and "use Jest for the frontend tests" are two
+# rules of one kind that hold side by side.
+_PARTS = (("frontend", r"\bfront[- ]?end\b|\bui\b|\bweb app\b|前端"), ("backend", r"\bback[- ]?end\b|\bserver\b|\bapi\b|后端|服务端"),
+          ("python", r"\bpython\b|\.py\b"), ("javascript", r"\bjavascript\b|\bjs\b|\bnode(?:\.js)?\b|\breact\b|\bvue\b"),
+          ("typescript", r"\btypescript\b|\bts\b"), ("go", r"\bgo(?:lang)? (?:code|tests?|services?)\b|\bgolang\b"),
+          ("rust", r"\brust\b"), ("java", r"\bjava\b|\bkotlin\b"), ("mobile", r"\bios\b|\bandroid\b|\bmobile\b|移动端"),
+          ("infrastructure", r"\bci\b|\bpipelines?\b|\bdeploy"))
+_PART_RX = tuple((name, re.compile(rx, _I)) for name, rx in _PARTS)
+
+
+def project_parts(text: str) -> set[str]:
+    """The parts of a project a rule names (frontend, backend, a language, ...): empty when it names none."""
+    return {name for name, rx in _PART_RX if rx.search(text)}
+
+
+def tool_kinds(text: str) -> list[str]:
+    """The kinds of tool a rule sentence tells to use (:data:`TOOL_KINDS`): none where it forbids something
+    ("don't use npm", "不要用 yarn"), which says nothing of what to use instead."""
+    if POSITIVE["prohibition"].search(text):
+        return []
+    return [kind for kind, members, context in TOOL_KINDS
+            if members.search(text) and (context is None or context.search(text))]
 
 
 def subjects(text: str) -> list[str]:

@@ -649,3 +649,91 @@ def test_a_markdown_star_bullet_is_prose_and_an_indented_comment_line_is_code():
     assert [u.text for u in cues.units("Notes:\n* never use bold\n* keep it short")] == [
         "Notes:", "never use bold", "keep it short"]
     assert cues.units("/**\n * Never call this twice.\n */") == []
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Use yarn for every install command you give me.", "Use pnpm for every install command from now on."),
+    ("All tests you write should use Jest.", "We're moving to vite, so use Vitest for tests from now on."),
+    ("Use snake_case for all variable names.", "Please use camelCase for variables from now on."),
+    ("Always use alpine base images in the Dockerfiles you write.", "Use debian slim images from now on."),
+    ("这个项目装依赖的命令都用 yarn。", "团队统一换包管理器了，以后装依赖都用 pnpm。"),
+    ("样式统一用 Less 写。", "以后样式都用 SCSS 写。"),
+])
+def test_a_newer_rule_to_use_another_tool_of_the_same_kind_replaces_the_older(core, old, new):
+    st = core.store
+    for text in (old, "Keep every answer under 100 words.", new):
+        active.apply(st, [_rule(text, subjects=cues.subjects(text), lang="zh" if cues.is_zh(text) else "en")],
+                     "/p", "s1", None)
+    assert {r["text"] for r in active.visible(st, "/p", "s1")} == {"Keep every answer under 100 words.", new}
+    assert {r["text"]: r["state"] for r in active.history(st, "/p", include_retired=True)}[old] == "replaced"
+
+
+def test_a_ban_on_a_tool_is_not_replaced_by_a_rule_to_use_another_of_its_kind(core):
+    """"Don't use npm" says nothing of what to use, so "use pnpm" keeps it; a broader rule of the same kind stays
+    in the store, and the newer, narrower one is the one shown."""
+    st = core.store
+    active.apply(st, [_rule("Don't use npm here.", subjects=("lib:npm",))], "/p", "s1", None)
+    active.apply(st, [_rule("Use yarn for installs in this repo.", scope="project", subjects=("lib:yarn",))], "/p", "s1", None)
+    active.apply(st, [_rule("Use pnpm for installs today.", subjects=("lib:pnpm",))], "/p", "s1", None)
+    assert {r["text"] for r in active.visible(st, "/p", "s1")} == {"Don't use npm here.", "Use yarn for installs in this repo.",
+                                                                    "Use pnpm for installs today."}
+    assert [r["text"] for r in active.in_force(active.visible(st, "/p", "s1"))] == ["Use pnpm for installs today.",
+                                                                                    "Don't use npm here."]
+
+
+def test_tool_kinds_need_the_context_where_a_member_is_an_ordinary_word():
+    assert cues.tool_kinds("Write less code, please.") == []
+    assert cues.tool_kinds("Keep the answers slim.") == []
+    assert cues.tool_kinds("Use Less for the styles.") == ["stylesheet language"]
+    assert cues.tool_kinds("Never use yarn for installs.") == []
+    # A tool name inside a Latin word is not the tool ("print" in "sprint").
+    assert "lib:print" not in cues.subjects("We're in this sprint, so 冲刺期间都用 vitest。")
+
+
+def test_a_rule_that_lifts_one_in_force_retires_it(core):
+    """"You can write in English again" reads as a rule of its own; it lifts the Spanish one (a subject in common)
+    and stays a rule; a permission about something no rule in force is about lifts nothing."""
+    st = core.store
+    for text in ("Can you reply in Spanish from now on?", "Keep every answer under 100 words."):
+        active.apply(st, [_rule(text, subjects=cues.subjects(text))], "/p", "s1", None)
+    active.apply(st, [_rule("Feel free to ask me clarifying questions.", subjects=())], "/p", "s1", None)
+    assert len(active.visible(st, "/p", "s1")) == 3
+    again = "You can write in English again, my brain is fried."
+    active.apply(st, [_rule(again, subjects=cues.subjects(again))], "/p", "s1", None)
+    states = {r["text"]: r["state"] for r in active.history(st, "/p", include_retired=True)}
+    assert states["Can you reply in Spanish from now on?"] == "revoked"
+    assert states["Keep every answer under 100 words."] == states[again] == "active"
+
+
+@pytest.mark.parametrize("text", ["ok back to english please, my brain is fried.", "算了还是说中文吧，看得太累了。"])
+def test_going_back_to_a_language_is_about_the_language_of_replies(text):
+    assert cues.subjects(text)[0] == "language of replies"
+
+
+def test_a_lift_below_the_bar_retires_the_one_rule_on_its_subject(core):
+    st = core.store
+    for text in ("From now on, keep every answer under 100 words.", "No bold."):
+        active.apply(st, [_rule(text, subjects=cues.subjects(text))], "/p", "s1", None)
+    assert active.lift(st, [_candidate("Walk me through how yield suspends the frame.")], "/p", "s1") == []
+    assert active.lift(st, [_candidate("Is the length cap off now?")], "/p", "s1") == []  # a question
+    assert active.lift(st, [_candidate("For this one answer the length cap is off.")], "/p", "s1") == []  # a one-off
+    cap = "ok, the length cap is off now, I actually want the deep version."
+    ids = active.lift(st, [_candidate(cap)], "/p", "s1")
+    assert [r["text"] for r in active.visible(st, "/p", "s1") if r["id"] in ids] == [
+        "From now on, keep every answer under 100 words."]
+    active.apply(st, [], "/p", "s1", None, revokes=ids)
+    assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["No bold."]
+    # Two rules on the subject: it could be about either, nothing is lifted.
+    for text, scope in (("Keep summaries under 3 sentences.", "project"), ("Keep every answer under 100 words.", "session")):
+        active.apply(st, [_rule(text, scope=scope, subjects=cues.subjects(text))], "/p", "s2", None)
+    assert len(active.visible(st, "/p", "s2")) == 2
+    assert active.lift(st, [_candidate(cap)], "/p", "s2") == []
+
+
+def test_tools_of_one_kind_for_different_parts_of_the_project_hold_side_by_side(core):
+    st = core.store
+    for text in ("Use pytest for the Python tests.", "Use Jest for the frontend tests.", "Use Vitest for the frontend tests."):
+        active.apply(st, [_rule(text, scope="project", subjects=cues.subjects(text))], "/p", "s1", None)
+    shown = [r["text"] for r in active.in_force(active.visible(st, "/p", "s1"))]
+    assert sorted(shown) == ["Use Vitest for the frontend tests.", "Use pytest for the Python tests."]
+    assert len(active.visible(st, "/p", "s1")) == 2
