@@ -664,18 +664,18 @@ _LIB_ZH = re.compile(r"(?<![A-Za-z])(pandas|numpy|polars|lodash|axios|moment|day
 TOOL_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = (
     ("package manager", re.compile(r"(?<![\w-])(?:npm|pnpm|yarn|bun|pipenv|poetry|uv|conda|pip)(?![\w-])", _I),
      _rx(r"\b(?:install|add|package|dependenc|command|script|lock)", r"装|依赖|包管理|命令|安装")),
-    ("test framework", re.compile(r"(?<![\w-])(?:pytest|unittest|nose2?|jest|vitest|mocha|jasmine|ava|junit\s?[45]?|testng|"
+    ("test framework", re.compile(r"(?<![\w-])(?:pytest|unittest|nose2?|jest|vitest|mocha|jasmine|junit\s?[45]?|testng|"
                                   r"rspec|minitest|playwright test)(?![\w-])", _I), None),
     ("naming case", re.compile(r"(?<![\w-])(?:snake_case|camel ?case|pascal ?case|kebab-case|screaming_snake_case)(?![\w-])", _I),
      None),
-    ("base image", re.compile(r"(?<![\w-])(?:alpine|debian(?:[- ]slim)?|slim|distroless|ubuntu|busybox|scratch)(?![\w-])", _I),
+    ("base image", re.compile(r"(?<![\w-])(?:alpine|debian(?:[- ]slim)?|slim|distroless|ubuntu|busybox)(?![\w-])", _I),
      _rx(r"\bimages?\b", r"\bdockerfiles?\b", r"\bcontainers?\b", r"镜像")),
     ("stylesheet language", re.compile(r"(?<![\w-])(?:less|scss|sass|stylus|postcss|css modules|styled-components|tailwind(?:css)?)"
                                        r"(?![\w-])", _I),
      _rx(r"\bstyles?\b", r"\bstylesheets?\b", r"\bcss\b", r"样式")),
-    ("date library", re.compile(r"(?<![\w-])(?:moment(?:\.js)?|date-fns|dayjs|luxon|arrow|pendulum)(?![\w-])", _I),
+    ("date library", re.compile(r"(?<![\w-])(?:moment(?:\.js)?|date-fns|dayjs|luxon|pendulum)(?![\w-])", _I),
      _rx(r"\bdates?\b", r"\btimes?\b", r"\btimestamps?\b", r"\bdatetimes?\b", r"日期|时间")),
-    ("http client", re.compile(r"(?<![\w-])(?:axios|fetch|got|ky|superagent|requests|httpx|aiohttp|urllib3?)(?![\w-])", _I),
+    ("http client", re.compile(r"(?<![\w-])(?:axios|fetch|superagent|requests|httpx|aiohttp|urllib3?)(?![\w-])", _I),
      _rx(r"\bhttp\b", r"\brequests?\b", r"\bapi calls?\b", r"\bcalls?\b", r"请求|接口")),
     ("plotting library", re.compile(r"(?<![\w-])(?:matplotlib|seaborn|plotly|altair|bokeh|echarts|chart\.js|d3)(?![\w-])", _I), None),
     ("command-line parser", re.compile(r"(?<![\w-])(?:click|argparse|typer|docopt|cobra|clap|commander|yargs)(?![\w-])", _I),
