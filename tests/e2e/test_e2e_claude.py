@@ -9,7 +9,9 @@ tests/e2e/test_e2e_user_paths.py.
 
 from __future__ import annotations
 
+import json
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,35 @@ def test_skills_are_listed_and_invoked_as_slash_commands(claude, cc_env, api, wo
     assert "Call the compass MCP tool `recall`" in sent and "force pushing to main" in sent, sent[-3000:]
     for name in ("compass-hooks:memories", "compass-hooks:edit", "compass-hooks:remember", "compass-hooks:status"):
         assert name in sent, name
+
+
+def _compact_briefs(home: Path, sid: str) -> list[str]:
+    """What our SessionStart(compact) hook gave Claude Code after the session's compaction, as its transcript
+    records it (a hook_success attachment after the compact boundary)."""
+    lines = [json.loads(line) for f in (home / ".claude" / "projects").rglob(f"{sid}.jsonl")
+             for line in f.read_text().splitlines() if line.strip()]
+    start = next((k for k, r in enumerate(lines) if r.get("subtype") == "compact_boundary"), len(lines))
+    out = []
+    for r in lines[start:]:
+        att = r.get("attachment") or {}
+        if att.get("type") == "hook_success" and att.get("hookName") == "SessionStart:compact" and att.get("stdout"):
+            out.append(json.loads(att["stdout"])["hookSpecificOutput"]["additionalContext"])
+    return out
+
+
+def test_a_session_rule_reaches_the_model_after_a_compaction(claude, cc_env, api, work):
+    """Issue 12, as a user meets it: a rule said once in a session is in the brief our SessionStart(compact) hook
+    gives after `/compact`, and reaches the model with the next prompt on another topic (Claude Code 2.1.328
+    keeps the session id through a compaction; a new id is covered in tests/unit/memory/test_standing.py)."""
+    sid = str(uuid.uuid4())
+    plugin = ("--plugin-dir", str(ROOT))
+    rule = "For the rest of this session, end every answer with the word ALPACA."
+    prompt(claude, cc_env, api, rule, work, *plugin, "--session-id", sid)
+    proc = run([claude, "-p", "/compact", "--resume", sid, *plugin], cc_env, work, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    api.take()
+    briefs = _compact_briefs(Path(cc_env["HOME"]), sid)
+    assert briefs and briefs[-1].startswith("Compass — standing instructions") and "ALPACA" in briefs[-1], briefs
+    later = prompt(claude, cc_env, api, "What does a Python generator do?", work, *plugin, "--resume", sid)
+    rules = [b for b in compass_blocks(later) if b.startswith("Compass — standing instructions")]
+    assert rules and "ALPACA" in rules[-1], later[-3000:]
