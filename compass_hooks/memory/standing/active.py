@@ -316,12 +316,12 @@ def lift(store: Any, candidates: Sequence[Rule], project: str | None, session: s
     """Ids of the rules in force that one of ``candidates`` (sentences the detector scored below its bar) lifts:
     [] when none does.
 
-    "ok, the length cap is off now, I actually want the deep version" scores 0.5 against a bar of 0.6: left out,
-    "keep every answer under 100 words" stayed in force. Taken only when the sentence has a lift cue (the
-    detector's revoke cues: "is off", "feel free to", "can ... again", 可以...了), is neither a one-off ("这封可以语气
-    强硬一点": this email only) nor a question, and its main subject is a subject of exactly one visible rule (two
-    rules on it: it could be about either). On the dev files, one of 2,080 negative prompts passes, the one-off
-    above, before the one-off condition."""
+    "ok, the length cap is off now, I actually want the deep version" scores just below the bar: left out, "keep
+    every answer under 100 words" stayed in force. Taken only when the sentence has a lift cue (the detector's
+    revoke cues: "is off", "feel free to", "can ... again", 可以...了), is neither a one-off ("这封可以语气强硬一点":
+    this email only; the one dev negative that lifted a rule without this condition) nor a question, and its main
+    subject is a subject of exactly one visible rule (two rules on it: it could be about either). Measured in
+    docs/memory.md, "Scopes, revocation, replacement"."""
     live = _active_visible(store, project or GLOBAL, session)
     for rule in candidates:
         if not rule.subjects or not _LIFTING.search(rule.text) or _ONE_OFF.search(rule.text) or plain_question(rule.text):
@@ -353,10 +353,10 @@ def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str |
             continue
         if not replaces and _LIFTING.search(rule.text):
             # "You can write in English again", "feel free to use pnpm": read as a rule of its own, but it lifts the
-            # rules in force on its subjects. Only those: the similarity a revocation falls back on lifted an
-            # unrelated rule for 919 of the 31,335 pairs of a dev rule with a lift cue and another dev rule ("Forget
-            # five lines, ten lines is fine" lifting a rule about producer settings), and guessing from the session
-            # alone would make every new permission a lift. The sentence stays a rule: it says what to do instead.
+            # rules in force on its subjects. Only those: the similarity a revocation falls back on lifts unrelated
+            # rules for such sentences ("Forget five lines, ten lines is fine" lifting a rule about producer
+            # settings; docs/memory.md), and guessing from the session alone would make every new permission a
+            # lift. The sentence stays a rule: it says what to do instead.
             plan_retire.extend((c["id"], "revoked") for c in _on_its_subjects(rule, live))
             live = [c for c in candidates if c["id"] not in {i for i, _ in plan_retire}]
         main = rule.subjects[0] if rule.subjects else None
@@ -373,7 +373,8 @@ def apply(store: Any, rules: Sequence[Rule], project: str | None, session: str |
             # "Use pnpm for every install" after "use yarn for every install command": no subject or word in common
             # but the tool, and a project uses one package manager (test framework, naming case, ...) at a time.
             kinds, parts = set(tool_kinds(rule.text)), project_parts(rule.text)
-            same = [c for c in narrower if _same_tool_use(kinds, parts, set(tool_kinds(c["text"])), project_parts(c["text"]))]
+            same = [c for c in narrower if _same_tool_use(kinds, parts, set(tool_kinds(c["text"])), project_parts(c["text"]))
+                    ] if kinds else []
         for c in same:
             plan_retire.append((c["id"], "replaced"))
         row_project = GLOBAL if rule.scope == "global" else project
