@@ -36,6 +36,10 @@ _SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM instructions"
 # A revocation naming no known subject retires the most similar active rule only above these floors.
 REVOKE_MIN_COSINE = 0.45
 REVOKE_MIN_OVERLAP = 0.35
+# In English character overlap is loose (a short sentence shares a third of its bigrams with almost any other), so
+# there it counts only with at least this cosine: "switch the comments to English" for "write code comments in
+# Spanish", not "you can write as much as you like now" for "use British English spelling" (docs/memory.md).
+REVOKE_OVERLAP_COSINE = 0.3
 # Failing those, a revocation that names nothing of its rule ("ok, feel free to go long from here", "那个库的禁令解除了")
 # lifts a rule said earlier in the same session: the only one, or of several the one clearly most like it (English,
 # cosine at least this and this far ahead of the next). docs/memory.md, "Revocations that name nothing".
@@ -198,8 +202,8 @@ def salient(text: str) -> set[str]:
 def _most_similar(rule: Rule, candidates: list[dict[str, Any]],
                   similarity: Callable[[str, list[str]], list[float]] | None) -> list[dict[str, Any]]:
     """The single candidate most like ``rule``, when it clearly is: embedding cosine (English), character
-    overlap, or two or more shared salient terms ("stop quoting line numbers" for "quote the line numbers");
-    [] otherwise."""
+    overlap (Chinese; in English only with some cosine too), or two or more shared salient terms ("stop quoting
+    line numbers" for "quote the line numbers"); [] otherwise."""
     if not candidates:
         return []
     texts = [c["text"] for c in candidates]
@@ -208,8 +212,9 @@ def _most_similar(rule: Rule, candidates: list[dict[str, Any]],
     shared = [len(mine & salient(t)) for t in texts]
     scored = []
     for i, t in enumerate(texts):
-        ok = (cos is not None and cos[i] >= REVOKE_MIN_COSINE) or _overlap(rule.text, t) >= REVOKE_MIN_OVERLAP \
-            or shared[i] >= 2
+        near = _overlap(rule.text, t) >= REVOKE_MIN_OVERLAP
+        ok = shared[i] >= 2 or (cos[i] >= REVOKE_MIN_COSINE or (near and cos[i] >= REVOKE_OVERLAP_COSINE)
+                                if cos is not None else near and rule.lang == "zh")
         if ok:
             scored.append((shared[i], cos[i] if cos is not None else _overlap(rule.text, t), i))
     if not scored:

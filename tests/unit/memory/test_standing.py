@@ -216,6 +216,28 @@ def test_a_revocation_naming_nothing_picks_among_this_sessions_rules_only_when_o
     assert [r["text"] for r in active.visible(st, "/p", "s1")] == ["Use British spelling."]
 
 
+def test_in_english_character_overlap_alone_does_not_pick_the_rule_a_revocation_lifts(core):
+    """Short English sentences share many character bigrams ("Never mind the earlier restriction, the release is out"
+    has half of "Type hints everywhere."'s): overlap counts there only with some cosine as well."""
+    st = core.store
+    rules = ["Type hints everywhere.", "No semicolons.", "Write code comments in Spanish."]
+    active.apply(st, [_rule(t, scope="global") for t in rules], "/p", "s0", None)  # not said in this session
+    assert active._overlap("Never mind the earlier restriction, the release is out.", rules[0]) >= \
+        active.REVOKE_MIN_OVERLAP
+
+    def cosines(cos):
+        return lambda text, texts: [cos.get(t, 0.1) for t in texts]
+
+    active.apply(st, [_rule("Never mind the earlier restriction, the release is out.", action="revoke")], "/p", "s1",
+                 None, similarity=cosines({}))
+    assert sorted(r["text"] for r in active.visible(st, "/p", "s1")) == sorted(rules)
+    switch = "We've got new hires joining, so switch the comments to English."
+    assert active._overlap(switch, rules[2]) >= active.REVOKE_MIN_OVERLAP
+    active.apply(st, [_rule(switch, action="revoke")], "/p", "s1", None,
+                 similarity=cosines({rules[2]: active.REVOKE_OVERLAP_COSINE}))
+    assert sorted(r["text"] for r in active.visible(st, "/p", "s1")) == sorted(rules[:2])
+
+
 def _candidate(text, scope="session", named=False):
     """A sentence the detector scored below its bar (0.3), with the subjects the product gives it."""
     return Rule("set", text, 0, len(text), scope, named, tuple(cues.subjects(text)), 0.3,
