@@ -38,7 +38,7 @@ REVOKE_MIN_COSINE = 0.45
 REVOKE_MIN_OVERLAP = 0.35
 # In English character overlap is loose (a short sentence shares a third of its bigrams with almost any other), so
 # there it counts only with at least this cosine: "switch the comments to English" for "write code comments in
-# Spanish", not "you can write as much as you like now" for "use British English spelling" (docs/memory.md).
+# Spanish", not "never mind the earlier restriction, the release is out" for "type hints everywhere" (docs/memory.md).
 REVOKE_OVERLAP_COSINE = 0.3
 # Failing those, a revocation that names nothing of its rule ("ok, feel free to go long from here", "那个库的禁令解除了")
 # lifts a rule said earlier in the same session: the only one, or of several the one clearly most like it (English,
@@ -202,8 +202,9 @@ def salient(text: str) -> set[str]:
 def _most_similar(rule: Rule, candidates: list[dict[str, Any]],
                   similarity: Callable[[str, list[str]], list[float]] | None) -> list[dict[str, Any]]:
     """The single candidate most like ``rule``, when it clearly is: embedding cosine (English), character
-    overlap (Chinese; in English only with some cosine too), or two or more shared salient terms ("stop quoting
-    line numbers" for "quote the line numbers"); [] otherwise."""
+    overlap (Chinese; in English only with some cosine too, and not at all without the embedding, which only tests
+    leave out), or two or more shared salient terms ("stop quoting line numbers" for "quote the line numbers");
+    [] otherwise."""
     if not candidates:
         return []
     texts = [c["text"] for c in candidates]
@@ -212,11 +213,14 @@ def _most_similar(rule: Rule, candidates: list[dict[str, Any]],
     shared = [len(mine & salient(t)) for t in texts]
     scored = []
     for i, t in enumerate(texts):
-        near = _overlap(rule.text, t) >= REVOKE_MIN_OVERLAP
-        ok = shared[i] >= 2 or (cos[i] >= REVOKE_MIN_COSINE or (near and cos[i] >= REVOKE_OVERLAP_COSINE)
-                                if cos is not None else near and rule.lang == "zh")
-        if ok:
-            scored.append((shared[i], cos[i] if cos is not None else _overlap(rule.text, t), i))
+        overlap = _overlap(rule.text, t)
+        near = overlap >= REVOKE_MIN_OVERLAP
+        if cos is not None:
+            ok = cos[i] >= REVOKE_MIN_COSINE or (near and cos[i] >= REVOKE_OVERLAP_COSINE)
+        else:
+            ok = near and rule.lang == "zh"
+        if ok or shared[i] >= 2:
+            scored.append((shared[i], cos[i] if cos is not None else overlap, i))
     if not scored:
         return []
     return [candidates[max(scored)[2]]]
