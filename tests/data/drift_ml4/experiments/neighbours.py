@@ -24,6 +24,7 @@ from compass_hooks.drift import pack as pm  # noqa: E402
 from compass_hooks.drift import train as tr  # noqa: E402
 from compass_hooks.drift.features import AnchorIndex  # noqa: E402
 from compass_hooks.embedding import get_embedder  # noqa: E402
+from compass_hooks.drift.probe import SCALES  # noqa: E402
 from compass_hooks.learn.linear import fit_logistic, rates, roc_auc, sigmoid  # noqa: E402
 
 CHECKS = {"fresh": ROOT / "tests/data/drift_fresh/fresh.jsonl", "check_r11": ROOT / "tests/data/drift_fresh/check_r11.jsonl"}
@@ -53,7 +54,11 @@ def check_figures(y: np.ndarray, p: np.ndarray, alerts: np.ndarray, rule_hit: np
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--also", type=Path, nargs="*", default=[])
-    files = {**CHECKS, **{p.stem: p for p in ap.parse_args().also}}
+    ap.add_argument("--ngrams-only", action="store_true",
+                    help="neighbours under the n-gram blocks of the kernel alone (no embedding block): no dev "
+                         "embeddings needed at scoring time")
+    args = ap.parse_args()
+    files = {**CHECKS, **{p.stem: p for p in args.also}}
     core = Core()
     embedder = get_embedder("minilm", core.config)
     anchors = pm.load_anchors([pm.resolve_pack(n, core.paths) for n in core.config.get("drift", "packs")
@@ -71,7 +76,8 @@ def main() -> None:
     fold_sets = [[dev_idx[f] for f in tr.group_folds(y[:nd], prep.groups[:nd], tr.FOLDS, tr.SEED + r)]
                  for r in range(tr.REPEATS)]
     K = prep.solver().K
-    norm = np.sqrt(np.diag(K)[:n])
+    NK = prep.kernel({**SCALES, "embed": 0.0}) if args.ngrams_only else K
+    norm = np.sqrt(np.diag(NK)[:n])
     y_all = np.concatenate([y, prep.y_a])
     fit_rows = np.concatenate([dev_idx, np.arange(n, len(y_all))])
     alpha, probe_b = prep.solver().fit(fit_rows, y_all[fit_rows])
@@ -83,7 +89,7 @@ def main() -> None:
             if variant != "shipped method":
                 nb = np.zeros((nd, 6))
                 for f in folds:
-                    nb[f] = neighbours(K, norm, y, f, np.setdiff1d(dev_idx, f))
+                    nb[f] = neighbours(NK, norm, y, f, np.setdiff1d(dev_idx, f))
                 X = np.column_stack([X, nb])
             first_X = X if first_X is None else first_X
             logit = np.zeros(nd)
@@ -98,7 +104,7 @@ def main() -> None:
         out = {"dev": {k: dev_fig[k] for k in ("auc", "tpr", "fpr")}}
         XC = np.column_stack([prep.feats["X"][check_idx], probe_check])
         if variant != "shipped method":
-            XC = np.column_stack([XC, neighbours(K, norm, y, check_idx, dev_idx)])
+            XC = np.column_stack([XC, neighbours(NK, norm, y, check_idx, dev_idx)])
         mean, scale, coef, bias = fit_logistic(first_X, y[:nd], tr.L2)
         z = ((XC - mean) / scale) @ coef + bias
         p, alert = np.zeros(len(check_idx)), np.zeros(len(check_idx), bool)
