@@ -65,5 +65,9 @@ class Core:
         return ops.call(self, op_name, args)
 
     def close(self) -> None:
+        for feature in list(self.state.values()):  # a feature's own resources (drift: a background build)
+            close = getattr(feature, "close_feature", None)
+            if callable(close):
+                close()
         if self._store is not None:
             self._store.close()

@@ -56,7 +56,9 @@ def _installed_minilm() -> Path:
 
 
 INSTALLED_MINILM = _installed_minilm()
-# `compass-hook anchors train --model fake --lofo --out tests/fixtures/calibration/fake-64.json` (docs/drift.md).
+# `compass-hook anchors train --model fake --lofo --no-neighbours --out tests/fixtures/calibration/fake-64.json`
+# (docs/drift.md; without the nearest-dev-item features, so a unit test scoring in a fresh HOME does not index the
+# dev sets first: tests/unit/drift/test_neighbours.py trains and scores a calibration with them).
 FAKE_CALIBRATION = FIXTURES / "calibration" / "fake-64.json"
 # `compass-hook instructions train --model fake --out tests/fixtures/calibration/instructions/fake-64.json`.
 FAKE_INSTRUCTIONS = FIXTURES / "calibration" / "instructions" / "fake-64.json"
@@ -123,11 +125,41 @@ def link_installed_model(models: Path) -> Path:
     return link
 
 
+@pytest.fixture(scope="session")
+def shipped_neighbour_index(tmp_path_factory) -> Path | None:
+    """The drift neighbour index of the shipped MiniLM calibration, built once per test session by the product's
+    own code (compass_hooks/drift/neighbours.py; about 10 s)."""
+    from compass_hooks.drift import neighbours as nbr
+    from compass_hooks.drift.model import load_calibration
+
+    spec = load_calibration(ROOT / "anchors" / "calibration" / "minilm.json").neighbours
+    if not spec:
+        return None
+    return nbr.build(spec).save(tmp_path_factory.mktemp("neighbours") / "index.npz")
+
+
+def provide_neighbour_index(data: Path, built: Path | None) -> None:
+    """Put ``built`` where the scorer caches it in ``data``: a user's data dir holds it from the worker's first
+    minute on (the build itself, in process and in the worker, is tested in tests/unit/drift/test_neighbours.py and
+    tests/integration/test_drift_model.py; the e2e user paths start without it)."""
+    if built is None:
+        return
+    from compass_hooks.drift import neighbours as nbr
+    from compass_hooks.drift.model import load_calibration
+
+    spec = load_calibration(ROOT / "anchors" / "calibration" / "minilm.json").neighbours
+    assert spec is not None
+    target = nbr.cache_path(data, spec)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    shutil.copyfile(built, target)
+
+
 @pytest.fixture
-def real_model(monkeypatch, compass_home):
-    """The real exported MiniLM, found where a user's is (``<data>/models/minilm`` of the test's HOME), and the
-    default model name (no COMPASS_MODEL)."""
+def real_model(monkeypatch, compass_home, shipped_neighbour_index):
+    """The real exported MiniLM, found where a user's is (``<data>/models/minilm`` of the test's HOME), its drift
+    neighbour index as the worker leaves it, and the default model name (no COMPASS_MODEL)."""
     folder = link_installed_model(compass_home / "models")
+    provide_neighbour_index(compass_home, shipped_neighbour_index)
     monkeypatch.delenv("COMPASS_MODEL", raising=False)
     return folder
 

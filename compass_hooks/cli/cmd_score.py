@@ -94,6 +94,8 @@ def score_cmd(text: str | None, jsonl: str | None, as_json: bool, project: str |
     click.echo(f"  language {r.get('lang')}, threshold {r.get('threshold')}; scored by: {', '.join(by.get('parts', []))}")
     if by.get("note"):
         click.echo(f"  note: {by['note']}")
+    if by.get("neighbours"):
+        click.echo(f"  nearest dev items: {by['neighbours']}")
     for a in r["anchors"]:
         click.echo(f"  {a['similarity']:.3f} {a['polarity'][:3]} {a['id']}: {a['text']}")
 

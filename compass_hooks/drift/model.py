@@ -54,9 +54,29 @@ class LogisticModel:
     probe_b: float = 0.0
     probe_scales: dict[str, float] = field(default_factory=dict)
     languages: dict[str, LangCalibration] = field(default_factory=dict)
+    # Nearest dev items (neighbours.py): which items (``files``, ``sha256_16``) the index must hold, and the head
+    # without those features the scorer uses until the index is ready (same probe, its own logistic, Platt
+    # scalings and thresholds, trained on the same folds).
+    neighbours: dict[str, Any] | None = None
+    without_neighbours: "LogisticModel | None" = None
 
-    def features_for(self, texts: Sequence[str], vectors: np.ndarray, feats: dict[str, Any]) -> np.ndarray:
-        """The feature matrix of ``build_features`` plus the probe column when this model has one."""
+    def head(self, index_ready: bool) -> "LogisticModel":
+        """The model to score with: this one, or its head without neighbour features while their index is not
+        ready."""
+        if self.neighbours and not index_ready and self.without_neighbours is not None:
+            return self.without_neighbours
+        return self
+
+    @property
+    def uses_neighbours(self) -> bool:
+        from .neighbours import FEATURES
+
+        return any(f in self.features for f in FEATURES)
+
+    def features_for(self, texts: Sequence[str], vectors: np.ndarray, feats: dict[str, Any],
+                     neighbours: Any = None) -> np.ndarray:
+        """The feature matrix of ``build_features`` plus the probe column when this model has one, and the
+        neighbour columns (from ``neighbours``, a NeighbourIndex) when it has those."""
         base = feats["X"]
         if self.probe_w is None:
             return base
@@ -67,7 +87,11 @@ class LogisticModel:
                                   "retrain with `compass-hook anchors train`")
         rows = sparse_rows(texts, feats["langs"], feats["cues"])
         probe = score_rows(rows, vectors, feats["embedding_on"], self.probe_w, self.probe_b, self.probe_scales)
-        return np.column_stack([base, probe])
+        if not self.uses_neighbours:
+            return np.column_stack([base, probe])
+        if neighbours is None:
+            raise AnchorPackError("the drift neighbour index is not loaded", "score with the head without it")
+        return np.column_stack([base, probe, neighbours.features(rows, feats["langs"])])
 
     def logit(self, X: np.ndarray) -> np.ndarray:
         Z = (np.asarray(X, dtype=np.float64) - self.mean) / self.scale
@@ -95,6 +119,11 @@ class LogisticModel:
             extra["probe"] = {"char_dim": CHAR_DIM, "word_dim": WORD_DIM, "concept_dim": CONCEPT_DIM, "local_dim": LOCAL_DIM,
                               "scales": self.probe_scales, "lambda": LAMBDA, "bias": float(self.probe_b),
                               "weights_f32_b64": _b64(self.probe_w)}
+        if self.neighbours:
+            extra["neighbours"] = {**self.neighbours}
+            if self.without_neighbours is not None:
+                w = self.without_neighbours.to_json()
+                extra["neighbours"]["without"] = {k: w[k] for k in ("threshold", "languages", "bias", "features")}
         return {
             "schema_version": CALIBRATION_SCHEMA,
             **self.meta,
@@ -114,9 +143,8 @@ class LogisticModel:
         try:
             if data["schema_version"] != CALIBRATION_SCHEMA:
                 raise KeyError(f"schema_version (this version reads {CALIBRATION_SCHEMA})")
-            feats = data["features"]
             meta = {k: v for k, v in data.items()
-                    if k not in ("features", "bias", "threshold", "schema_version", "probe", "languages")}
+                    if k not in ("features", "bias", "threshold", "schema_version", "probe", "languages", "neighbours")}
             probe = data.get("probe")
             if probe is not None:
                 from .probe import CHAR_DIM, CONCEPT_DIM, LOCAL_DIM, WORD_DIM
@@ -124,20 +152,31 @@ class LogisticModel:
                 if (probe["char_dim"], probe["word_dim"], probe["concept_dim"], probe.get("local_dim", 0)) != (
                         CHAR_DIM, WORD_DIM, CONCEPT_DIM, LOCAL_DIM):
                     raise KeyError("probe (block sizes differ from this version)")
-            return cls(
-                features=[f["name"] for f in feats],
-                mean=np.array([f["mean"] for f in feats], dtype=np.float64),
-                scale=np.array([f["scale"] for f in feats], dtype=np.float64),
-                coef=np.array([f["coef"] for f in feats], dtype=np.float64),
-                bias=float(data["bias"]),
-                threshold=float(data["threshold"]),
-                meta=meta,
-                probe_w=None if probe is None else _unb64(probe["weights_f32_b64"]),
-                probe_b=0.0 if probe is None else float(probe["bias"]),
-                probe_scales={} if probe is None else {k: float(v) for k, v in probe["scales"].items()},
-                languages={k: LangCalibration(float(v["a"]), float(v["b"]), float(v["threshold"]))
-                           for k, v in data.get("languages", {}).items()},
-            )
+            probe_w = None if probe is None else _unb64(probe["weights_f32_b64"])
+
+            def head(d: dict[str, Any]) -> "LogisticModel":
+                feats = d["features"]
+                return cls(
+                    features=[f["name"] for f in feats],
+                    mean=np.array([f["mean"] for f in feats], dtype=np.float64),
+                    scale=np.array([f["scale"] for f in feats], dtype=np.float64),
+                    coef=np.array([f["coef"] for f in feats], dtype=np.float64),
+                    bias=float(d["bias"]),
+                    threshold=float(d["threshold"]),
+                    meta=meta,
+                    probe_w=probe_w,
+                    probe_b=0.0 if probe is None else float(probe["bias"]),
+                    probe_scales={} if probe is None else {k: float(v) for k, v in probe["scales"].items()},
+                    languages={k: LangCalibration(float(v["a"]), float(v["b"]), float(v["threshold"]))
+                               for k, v in d.get("languages", {}).items()},
+                )
+
+            model = head(data)
+            nbr = data.get("neighbours")
+            if nbr is not None:
+                model.neighbours = {"files": [str(f) for f in nbr["files"]], "sha256_16": str(nbr["sha256_16"])}
+                model.without_neighbours = head(nbr["without"]) if "without" in nbr else None
+            return model
         except (KeyError, TypeError, ValueError, binascii.Error) as exc:
             raise AnchorPackError(f"calibration {path}: bad or missing field {exc}", "retrain with `compass-hook anchors train`") from None
 

@@ -4,7 +4,12 @@ and batch scoring. Lives in ``core.feature("drift", ...)``; thread-safe."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -13,6 +18,7 @@ import numpy as np
 
 from ..errors import AnchorPackError, CompassError
 from ..logs import get_logger
+from . import neighbours as nbrmod
 from . import pack as packmod
 from .cues import COMMON, get_cues
 from .features import AnchorIndex, alert_category, build_features, covers, embedding_languages
@@ -23,6 +29,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..memory.corelike import CoreLike
 
 log = get_logger("drift")
+# core.state key: build the neighbour index in a process of its own and score without it meanwhile (the worker,
+# which must answer hooks at once) rather than build it here before scoring (a command run in process).
+BACKGROUND_BUILDS = "drift.background_builds"
+NEIGHBOUR_POLL_S = 1.0  # how often a worker waiting for its background build looks for the file
 N_ANCHORS_SHOWN = 3
 MAX_SCORED_CHARS = 20_000
 
@@ -68,6 +78,10 @@ class DriftState:
         self._model: LogisticModel | None = None
         self._model_sig: tuple | None = None
         self.last_error: str | None = None
+        self._nbr: tuple[Path, nbrmod.NeighbourIndex] | None = None
+        self._nbr_failed: dict[Path, str] = {}
+        self._nbr_build: tuple[Path, subprocess.Popen] | None = None
+        self._nbr_polled = 0.0
 
     # -- anchors -----------------------------------------------------------
     def snapshot(self, project: str | None = None) -> Snapshot:
@@ -116,14 +130,118 @@ class DriftState:
             self._model_sig = sig
             return self._model
 
-    def threshold(self, lang: str | None = None) -> float:
-        """The alert threshold for prompts in ``lang`` (None: languages without their own); ``drift.threshold``
-        in config.toml overrides every language."""
+    def threshold(self, lang: str | None = None, head: LogisticModel | None = None) -> float:
+        """The alert threshold for prompts in ``lang`` (None: languages without their own) under ``head`` (default:
+        the head scoring now); ``drift.threshold`` in config.toml overrides every language."""
         configured = self.core.config.get("drift", "threshold")
         if configured is not None:
             return float(configured)
-        model = self.model()
-        return model.threshold if lang is None else model.threshold_for(lang)
+        if head is None:
+            model = self.model()
+            head = model.head(self.neighbour_index(model, build=False) is not None)
+        return head.threshold if lang is None else head.threshold_for(lang)
+
+    # -- nearest dev items -------------------------------------------------------------
+    def neighbour_index(self, model: LogisticModel, build: bool = True) -> nbrmod.NeighbourIndex | None:
+        """The index of the dev items ``model`` was trained on, or None while it is not there (the model's head
+        without neighbour features scores meanwhile). Cached in <data>/cache; when missing it is built here, or,
+        in the worker, by a low-priority process of its own (``build``: False only looks)."""
+        spec = model.neighbours
+        if not spec or not model.uses_neighbours:
+            return None
+        path = nbrmod.cache_path(self.core.paths.data, spec)
+        with self._lock:
+            if self._nbr is not None and self._nbr[0] == path:
+                return self._nbr[1]
+            if path in self._nbr_failed:
+                return None
+            background = bool(self.core.state.get(BACKGROUND_BUILDS))
+            if background and self._nbr_build is not None and self._nbr_build[0] == path:
+                if self._nbr_build[1].poll() is None and time.monotonic() - self._nbr_polled < NEIGHBOUR_POLL_S:
+                    return None
+                self._nbr_polled = time.monotonic()
+            index = self._load_neighbours(path, spec)
+            if index is None and build:
+                if background:
+                    self._build_in_background(path, spec)
+                else:
+                    index = self._build_neighbours(path, spec)
+            if index is not None:
+                self._nbr = (path, index)
+            return index
+
+    def _load_neighbours(self, path: Path, spec: dict) -> nbrmod.NeighbourIndex | None:
+        if not path.is_file():
+            return None
+        try:
+            index = nbrmod.NeighbourIndex.load(path)
+            if index.digest != spec["sha256_16"]:
+                raise ValueError("built for other dev items")
+            return index
+        except (OSError, ValueError, KeyError) as exc:  # torn or foreign: built again
+            log.warning("drift neighbour index %s unreadable (%s); building it again", path, exc)
+            path.unlink(missing_ok=True)
+            return None
+
+    def _build_neighbours(self, path: Path, spec: dict) -> nbrmod.NeighbourIndex | None:
+        t0 = time.perf_counter()
+        print("compass-hooks: indexing the drift dev items (once; a few seconds)...", file=sys.stderr)
+        try:
+            index = nbrmod.build(spec)
+            index.save(path)
+            nbrmod.remove_stale(path)
+        except (AnchorPackError, OSError) as exc:
+            self._neighbours_failed(path, str(exc))
+            return None
+        log.info("drift neighbour index built in %.1f s: %s", time.perf_counter() - t0, path)
+        return index
+
+    def _build_in_background(self, path: Path, spec: dict) -> None:
+        if self._nbr_build is not None:
+            old_path, proc = self._nbr_build
+            if proc.poll() is None and old_path == path:
+                return
+            if proc.poll() is not None and old_path == path:  # it ended and left no file
+                self._neighbours_failed(path, f"the background build exited with {proc.returncode} (see {self._build_log()})")
+                return
+        root = str(Path(nbrmod.__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": root + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")}
+        logfile = self._build_log()
+        try:
+            with open(logfile, "ab") as err:
+                proc = subprocess.Popen([sys.executable, "-m", nbrmod.__name__, json.dumps(spec), str(path)],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        except OSError as exc:
+            self._neighbours_failed(path, f"cannot start the background build: {exc}")
+            return
+        log.info("building the drift neighbour index in the background (pid %d): %s", proc.pid, path)
+        self._nbr_build = (path, proc)
+        self._nbr_polled = time.monotonic()
+
+    def _build_log(self) -> Path:
+        return self.core.paths.logs / "drift-neighbours.log"
+
+    def _neighbours_failed(self, path: Path, why: str) -> None:
+        """Scored without the neighbour features from now on in this process (the next one tries again)."""
+        self._nbr_failed[path] = why
+        log.warning("drift scores without the nearest-dev-item features: %s", why)
+
+    def _neighbours_note(self, model: LogisticModel) -> str:
+        assert model.neighbours is not None
+        why = self._nbr_failed.get(nbrmod.cache_path(self.core.paths.data, model.neighbours))
+        if why:
+            return f"not used: {why}"
+        return "not used yet: their index is being built (once after an install or update, a few seconds)"
+
+    def close_feature(self) -> None:
+        """A background build still running stops with the worker (the next worker starts it again)."""
+        build, self._nbr_build = self._nbr_build, None
+        if build is not None and build[1].poll() is None:
+            build[1].terminate()
+            try:
+                build[1].wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                build[1].kill()
 
     def embedding_languages(self, model: LogisticModel) -> frozenset[str] | None:
         """What the calibration was trained with (the features mean what they meant then), else what the
@@ -144,16 +262,22 @@ class DriftState:
         snap = self.snapshot(project)
         model = self.model()
         languages = self.embedding_languages(model)
+        index = self.neighbour_index(model)
+        head = model.head(index is not None)
         top_k = int(self.core.config.get("drift", "top_k"))
         clipped = [scored_text(t) for t in texts]
         vectors = with_vectors if with_vectors is not None else self.core.embedder.embed(clipped)
         feats = build_features(clipped, vectors, snap.index, top_k, with_hits, languages=languages)
-        probs = model.predict_proba(model.features_for(clipped, vectors, feats), feats["langs"])
+        probs = head.predict_proba(head.features_for(clipped, vectors, feats, index), feats["langs"])
         out = []
         for i in range(len(texts)):
             lang = feats["langs"][i]
-            parts = self._parts(model, lang, languages)
-            out.append(self._result(i, texts[i], feats, float(probs[i]), self.threshold(lang), snap.index, parts))
+            parts = self._parts(head, lang, languages)
+            if model.uses_neighbours and head is model:
+                parts["parts"].insert(-1, "nearest dev items")
+            elif model.uses_neighbours:
+                parts["neighbours"] = self._neighbours_note(model)
+            out.append(self._result(i, texts[i], feats, float(probs[i]), self.threshold(lang, head), snap.index, parts))
         return out
 
     def _parts(self, model: LogisticModel, lang: str, languages: frozenset[str] | None) -> dict:

@@ -31,9 +31,10 @@ from ..learn.ngrams import SubsetRidge
 from .cues import get_cues
 from .features import FEATURE_NAMES, AnchorIndex, build_features, embedding_languages
 from .lang import LANGS, detect
+from . import neighbours as nbr
 from .model import (LangCalibration, LogisticModel, fit_logistic, fit_platt, group_folds, rates, roc_auc, safe_model_name,
                     sigmoid, threshold_for_fpr)
-from .probe import LAMBDA, SCALES, block_kernel, block_transpose_dot, sparse_rows
+from .probe import HASHED, LAMBDA, SCALES, block_kernel, block_transpose_dot, sparse_rows
 
 DEV_DIR = Path(__file__).resolve().parent / "data"
 # drift_dev.jsonl: the first dev set (EN/ZH, 763; its Chinese half follows the English plan category by category,
@@ -144,6 +145,22 @@ class Prepared:
         self.folds = self.fold_sets[0]
         self.rule_hit = np.array([r[0] is not None for r in self.feats["rules"]])
         self._solver: tuple[Any, SubsetRidge] | None = None
+        self._nbr_sim: np.ndarray | None = None
+
+    def neighbour_features(self, rows: np.ndarray, among: np.ndarray) -> np.ndarray:
+        """The neighbour features (neighbours.FEATURES) of dev items ``rows`` with ``among`` as the labelled items,
+        from the dense n-gram kernel: what scoring computes from the index over every dev item."""
+        if self._nbr_sim is None:
+            n = len(self.y)
+            sim = np.zeros((n, n), np.float32)
+            for k in HASHED:
+                sim += self.kernels[k][:n, :n] * np.float32(SCALES[k] ** 2)
+            norm = np.sqrt(np.diag(sim)).astype(np.float32)
+            sim /= norm[:, None]
+            sim /= norm[None, :]
+            self._nbr_sim = sim
+        return nbr.columns(nbr.summarise(self._nbr_sim[np.ix_(rows, among)], self.y[among]),
+                           [self.langs[i] for i in rows])
 
     def kernel(self, scales: dict[str, float]) -> np.ndarray:
         out = np.zeros(self.kernels["char"].shape)
@@ -160,9 +177,11 @@ class Prepared:
         return self._solver[1]
 
     def cross_validate(self, scales: dict[str, float] = SCALES, lam: float = LAMBDA, l2: float = L2,
-                       folds: Sequence[np.ndarray] | None = None, within: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """Out-of-fold probe scores and logistic logits (``folds``: default the first assignment; ``within``: only
-        these items take part, the others get zeros)."""
+                       folds: Sequence[np.ndarray] | None = None, within: np.ndarray | None = None,
+                       neighbours: bool = True) -> dict[str, np.ndarray]:
+        """Out-of-fold probe scores, neighbour features (each fold's among the other folds' items) and logistic
+        logits with and without them (``folds``: default the first assignment; ``within``: only these items take
+        part, the others get zeros)."""
         n = len(self.y)
         ridge = self.solver(scales, lam)
         K = ridge.K  # the solver's kernel: built once per setting, not once per call
@@ -176,20 +195,33 @@ class Prepared:
             alpha, b = ridge.fit(tr, y_all[tr])
             probe_oof[fold] = K[np.ix_(fold, tr)] @ alpha + b
         X = np.column_stack([self.feats["X"], probe_oof])
-        logit_oof = np.zeros(n)
-        for fold in folds:
-            tr = np.setdiff1d(pool, fold)
-            mean, scale, coef, bias = fit_logistic(X[tr], self.y[tr], l2)
-            logit_oof[fold] = ((X[fold] - mean) / scale) @ coef + bias
-        return {"probe": probe_oof, "logit": logit_oof, "X": X}
+        if neighbours:
+            nb = np.zeros((n, len(nbr.FEATURES)))
+            for fold in folds:
+                nb[fold] = self.neighbour_features(fold, np.setdiff1d(pool, fold))
+            X = np.column_stack([X, nb])
+        n_without = self.feats["X"].shape[1] + 1
 
-    def repeated(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """The first assignment's cross-validation (its out-of-fold probe column fits the final logistic) and
-        the out-of-fold logits of every assignment, shape (REPEATS, n)."""
-        runs = [self.cross_validate(folds=f) for f in self.fold_sets]
-        return runs[0], np.array([r["logit"] for r in runs])
+        def oof(cols: int) -> np.ndarray:
+            logit = np.zeros(n)
+            for fold in folds:
+                tr = np.setdiff1d(pool, fold)
+                mean, scale, coef, bias = fit_logistic(X[tr, :cols], self.y[tr], l2)
+                logit[fold] = ((X[fold, :cols] - mean) / scale) @ coef + bias
+            return logit
 
-    def leave_one_file_out(self, sizes: Sequence[int], target_fpr: float) -> dict[str, Any]:
+        logit = oof(X.shape[1])
+        return {"probe": probe_oof, "logit": logit, "X": X,
+                "logit_without": oof(n_without) if neighbours else logit, "n_without": np.array(n_without)}
+
+    def repeated(self, neighbours: bool = True) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """The first assignment's cross-validation (its out-of-fold probe and neighbour columns fit the final
+        logistic) and the out-of-fold logits of every assignment with and without the neighbour features, shape
+        (REPEATS, n) each."""
+        runs = [self.cross_validate(folds=f, neighbours=neighbours) for f in self.fold_sets]
+        return runs[0], np.array([r["logit"] for r in runs]), np.array([r["logit_without"] for r in runs])
+
+    def leave_one_file_out(self, sizes: Sequence[int], target_fpr: float, neighbours: bool = True) -> dict[str, Any]:
         """Each dev file scored by a model trained on the others, its thresholds set the same way on their
         out-of-fold predictions: what the model and its thresholds do on text written by other people in another
         round, which the folds (cue patterns were written while reading every dev file) overstate."""
@@ -203,11 +235,13 @@ class Prepared:
         for f in range(len(sizes)):
             te, trn = np.where(src == f)[0], np.where(src != f)[0]
             inner = [trn[k] for k in group_folds(self.y[trn], [self.groups[i] for i in trn], FOLDS, SEED)]
-            cv = self.cross_validate(folds=inner, within=trn)
+            cv = self.cross_validate(folds=inner, within=trn, neighbours=neighbours)
             shared, cal, _, _ = calibrate_languages(langs[trn], self.y[trn], cv["logit"][trn][None, :], self.rule_hit[trn], target_fpr)
             tr_all = np.concatenate([trn, anchors])
             alpha, b = self.solver().fit(tr_all, y_all[tr_all])
             X = np.column_stack([self.feats["X"][te], K[np.ix_(te, tr_all)] @ alpha + b])
+            if neighbours:
+                X = np.column_stack([X, self.neighbour_features(te, trn)])
             mean, scale, coef, bias = fit_logistic(cv["X"][trn], self.y[trn], L2)
             z = ((X - mean) / scale) @ coef + bias
             for j, i in enumerate(te):
@@ -300,14 +334,18 @@ def figures(items: list[dict[str, Any]], probs: np.ndarray, alerts: np.ndarray) 
 def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, Any]], top_k: int = 3,
                       target_fpr: float = TARGET_FPR, source: str | Sequence[str] = DEV_SET_NAMES,
                       vectors: np.ndarray | None = None, prepared: Prepared | None = None,
-                      file_sizes: Sequence[int] | None = None) -> LogisticModel:
+                      file_sizes: Sequence[int] | None = None,
+                      neighbour_files: Sequence[str] | None = None) -> LogisticModel:
     """``file_sizes``: how many of ``items`` each dev file gave, in order; with two files or more the dev
-    figures include leave-one-file-out ones."""
+    figures include leave-one-file-out ones. ``neighbour_files``: the files ``items`` are, whole and in order (a
+    shipped dev set by name, any other by absolute path), so the scorer can index them: with them the model has
+    the neighbour features (neighbours.py) and a head without them for while their index is built."""
     prep = prepared or Prepared(embedder, index, items, top_k, vectors)
     y, n = prep.y, len(prep.y)
-    cv, logits = prep.repeated()
+    with_nbr = neighbour_files is not None
+    cv, logits, logits_without = prep.repeated(neighbours=with_nbr)
     shared, cal, q_oof, alerts = calibrate_languages(prep.langs, y, logits, prep.rule_hit, target_fpr)
-    names = list(FEATURE_NAMES) + ["probe"]
+    names = list(FEATURE_NAMES) + ["probe"] + (list(nbr.FEATURES) if with_nbr else [])
     mean, scale, coef, bias = fit_logistic(cv["X"], y, L2)
     # The final probe on every dev item and anchor; its weights per block: w = scale * M^T alpha.
     y_all = np.concatenate([y, prep.y_a])
@@ -317,9 +355,19 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
     model = LogisticModel(names, mean, scale, coef, bias, shared, probe_w=probe_w, probe_b=probe_b,
                           probe_scales=dict(SCALES), languages=cal)
     sources = [source] if isinstance(source, str) else list(source)
-    digest = hashlib.sha256("\n".join(f"{t}\t{lbl}" for t, lbl in zip(prep.texts, y)).encode()).hexdigest()[:16]
+    digest = nbr.items_digest(prep.texts, y)
     cv_figures = figures(prep.items, q_oof, alerts)
-    lofo = prep.leave_one_file_out(file_sizes, target_fpr) if file_sizes is not None and len(file_sizes) > 1 else None
+    without_figures = None
+    if with_nbr:
+        k = int(cv["n_without"])
+        shared_w, cal_w, q_w, alerts_w = calibrate_languages(prep.langs, y, logits_without, prep.rule_hit, target_fpr)
+        m_w, s_w, c_w, b_w = fit_logistic(cv["X"][:, :k], y, L2)
+        model.neighbours = {"files": list(neighbour_files or ()), "sha256_16": digest}
+        model.without_neighbours = LogisticModel(names[:k], m_w, s_w, c_w, b_w, shared_w, probe_w=probe_w,
+                                                 probe_b=probe_b, probe_scales=dict(SCALES), languages=cal_w)
+        without_figures = figures(prep.items, q_w, alerts_w)
+    lofo = (prep.leave_one_file_out(file_sizes, target_fpr, neighbours=with_nbr)
+            if file_sizes is not None and len(file_sizes) > 1 else None)
     model.meta = {
         "model": embedder.name,
         "embedding_languages": sorted(prep.languages) if prep.languages is not None else ["multilingual"],
@@ -330,7 +378,10 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
         "trained_on": {"files": sources, "items": n, "sha256_16": digest},
         "method": f"L2 logistic regression (IRLS, l2={L2}) over language, anchor (where the embedding model covers the "
                   f"language), rule and cue-family features + an out-of-fold ridge text probe (char/word n-grams, cue "
-                  f"concepts, embedding; dev + anchor texts); per-language Platt scaling and threshold = lowest with "
+                  f"concepts, embedding; dev + anchor texts)"
+                  + (" + 6 nearest-dev-item features (top-1 / top-5 n-gram cosine to drift and on-track items, out of "
+                     "fold)" if with_nbr else "")
+                  + f"; per-language Platt scaling and threshold = lowest with "
                   f"{FOLDS}-fold (by scenario and near duplicate) out-of-fold FPR <= {target_fpr}, pooled over {REPEATS} "
                   f"fold assignments (seeds {SEED}..{SEED + REPEATS - 1}), pulled towards the shared one (shrink {THRESHOLD_SHRINK:g})",
         "dev": {
@@ -340,6 +391,7 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
             "cv_by_language": cv_figures["by_language"],
             "raw_drift_auc": round(roc_auc(y, prep.feats["drift"]), 4),
             "probe_cv_auc": round(roc_auc(y, cv["probe"]), 4),
+            **({"without_neighbours": {k: without_figures[k] for k in ("auc", "tpr", "fpr")}} if without_figures else {}),
             **({"leave_one_file_out": {k: lofo[k] for k in ("auc", "tpr", "fpr", "by_file", "by_language")}} if lofo else {}),
         },
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),

@@ -40,7 +40,7 @@ def dev_auc(core: CoreLike, index, items: list[dict[str, Any]], vectors: np.ndar
     fitted and is what anchor weights change directly. The gate needs both."""
     state = get_state(core)
     texts, y = [it["text"] for it in items], [it["label"] for it in items]
-    model = state.model()
+    model = state.model().head(False)  # a dev item is its own nearest neighbour: those features mean nothing here
     feats = build_features(texts, vectors, index, int(core.config.get("drift", "top_k")),
                            languages=state.embedding_languages(model))
     X = model.features_for(texts, vectors, feats)

@@ -203,8 +203,10 @@ class WorkerServer:
     def _warm_features(self) -> None:
         """Build the anchor matrix and memory index now, not on the first prompt. Each optional."""
         try:
-            from ..drift.scorer import get_state
+            from ..drift.scorer import BACKGROUND_BUILDS, get_state
 
+            # The drift neighbour index, when missing, is built by a process of its own: hooks are answered meanwhile.
+            self._built().state[BACKGROUND_BUILDS] = True
             get_state(self._built()).score(["compass warm-up"], None)
         except ImportError:
             pass
