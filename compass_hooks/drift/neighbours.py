@@ -207,8 +207,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.nice(10)  # a hook's worker comes first
     except OSError:
         pass
+    parent = os.getppid()
     try:
-        out = build(json.loads(args[0])).save(Path(args[1]))
+        index = build(json.loads(args[0]))
+        if os.getppid() != parent:  # the worker that asked is gone (its data dir may be too): nothing to write
+            return 0
+        out = index.save(Path(args[1]))
     except (AnchorPackError, OSError, ValueError, KeyError) as exc:
         print(f"compass-hooks: {exc}", file=sys.stderr)
         return 1

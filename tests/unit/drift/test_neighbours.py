@@ -195,3 +195,34 @@ def test_a_build_still_running_stops_with_the_worker(tmp_path):
     core.close()
     assert proc.returncode is not None and proc.returncode != 0
     assert not out.exists() and not (out.parent.exists() and any(out.parent.iterdir()))
+
+
+def test_a_build_whose_worker_died_writes_nothing(tmp_path):
+    """A worker killed mid-build (its data dir perhaps deleted with it) gets no index file written after it."""
+    import subprocess
+    import sys
+
+    from compass_hooks.drift.train import DEV_SET_NAMES, load_dev
+
+    items = load_dev()
+    spec = {"files": list(DEV_SET_NAMES), "sha256_16": nbr.items_digest([it["text"] for it in items],
+                                                                         [it["label"] for it in items])}
+    out = tmp_path / "cache" / "drift-neighbours-x.npz"
+    pid_file = tmp_path / "builder.pid"
+    parent = ("import subprocess, sys, time; p = subprocess.Popen([sys.argv[1], '-m', 'compass_hooks.drift.neighbours',"
+              " sys.argv[2], sys.argv[3]]); open(sys.argv[4], 'w').write(str(p.pid)); time.sleep(1.5)")
+    subprocess.run([sys.executable, "-c", parent, sys.executable, json.dumps(spec), str(out), str(pid_file)], check=True,
+                   cwd=Path(nbr.__file__).resolve().parents[2])
+    stat = Path(f"/proc/{int(pid_file.read_text())}/stat")
+
+    def running() -> bool:  # gone, or a zombie nobody reaped (a container's init may not)
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 120
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not running(), "the orphaned build did not end"
+    assert not out.exists()
