@@ -269,14 +269,17 @@ class DriftState:
         vectors = with_vectors if with_vectors is not None else self.core.embedder.embed(clipped)
         feats = build_features(clipped, vectors, snap.index, top_k, with_hits, languages=languages)
         probs = head.predict_proba(head.features_for(clipped, vectors, feats, index), feats["langs"])
+        # once per batch, not per prompt: whether the neighbour features scored, and why not
+        nbr_note = None if head is model or not model.uses_neighbours else self._neighbours_note(model)
+        nbr_used = head is model and model.uses_neighbours
         out = []
         for i in range(len(texts)):
             lang = feats["langs"][i]
             parts = self._parts(head, lang, languages)
-            if model.uses_neighbours and head is model:
+            if nbr_used:
                 parts["parts"].insert(-1, "nearest dev items")
-            elif model.uses_neighbours:
-                parts["neighbours"] = self._neighbours_note(model)
+            elif nbr_note:
+                parts["neighbours"] = nbr_note
             out.append(self._result(i, texts[i], feats, float(probs[i]), self.threshold(lang, head), snap.index, parts))
         return out
 

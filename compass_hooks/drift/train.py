@@ -200,7 +200,6 @@ class Prepared:
             for fold in folds:
                 nb[fold] = self.neighbour_features(fold, np.setdiff1d(pool, fold))
             X = np.column_stack([X, nb])
-        n_without = self.feats["X"].shape[1] + 1
 
         def oof(cols: int) -> np.ndarray:
             logit = np.zeros(n)
@@ -212,7 +211,7 @@ class Prepared:
 
         logit = oof(X.shape[1])
         return {"probe": probe_oof, "logit": logit, "X": X,
-                "logit_without": oof(n_without) if neighbours else logit, "n_without": np.array(n_without)}
+                "logit_without": oof(self.feats["X"].shape[1] + 1) if neighbours else logit}
 
     def repeated(self, neighbours: bool = True) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         """The first assignment's cross-validation (its out-of-fold probe and neighbour columns fit the final
@@ -359,7 +358,7 @@ def train_calibration(embedder: Any, index: AnchorIndex, items: list[dict[str, A
     cv_figures = figures(prep.items, q_oof, alerts)
     without_figures = None
     if with_nbr:
-        k = int(cv["n_without"])
+        k = len(FEATURE_NAMES) + 1  # the columns before the neighbour features: build_features' and the probe's
         shared_w, cal_w, q_w, alerts_w = calibrate_languages(prep.langs, y, logits_without, prep.rule_hit, target_fpr)
         m_w, s_w, c_w, b_w = fit_logistic(cv["X"][:, :k], y, L2)
         model.neighbours = {"files": list(neighbour_files or ()), "sha256_16": digest}
