@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from _setup import CHECKS, evaluate, prepare
+from _setup import CHECKS, evaluate, prepare, report
 
 from compass_hooks.drift import neighbours as nb
-from compass_hooks.learn.linear import rates, roc_auc
 
 VARIANTS = ("none", "shared", "same_language", "per_language")
 
@@ -45,14 +44,7 @@ def main() -> None:
         return lambda rows, among: summary(rows, among, variant == "same_language")
 
     for variant in VARIANTS:
-        dev, checks = evaluate(s, columns(variant))
-        out: dict = {"dev": [dev["auc"], dev["tpr"], dev["fpr"]],
-                     "dev_auc_by_language": {k: b["auc"] for k, b in dev["by_language"].items()}}
-        for name, c in checks.items():
-            r, lg = rates(c["y"], c["alert"]), c["langs"]
-            out[name] = [round(roc_auc(c["y"], c["p"]), 4), round(r["tpr"], 3), round(r["fpr"], 3),
-                         {k: round(roc_auc(c["y"][lg == k], c["p"][lg == k]), 3) for k in ("zh", "ja", "en")}]
-        print(variant, json.dumps(out), flush=True)
+        print(variant, json.dumps(report(*evaluate(s, columns(variant)))), flush=True)
 
 
 if __name__ == "__main__":
